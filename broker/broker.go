@@ -1,0 +1,207 @@
+// Package broker is the embeddable kbroker: New builds a broker from
+// server.properties keys, Start opens its store and logs and starts serving,
+// Close drains it. Tests and Go programs run a real broker in-process with
+// it, on 127.0.0.1:0, and talk to it with any Kafka client.
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"kbroker/internal/api"
+	"kbroker/internal/config"
+	"kbroker/internal/meta"
+	"kbroker/internal/metrics"
+	"kbroker/internal/partitions"
+	"kbroker/internal/storage"
+	"kbroker/internal/wire"
+)
+
+// MetadataFile is the bbolt file, in the first log directory, that holds
+// the metadata when no external store is configured.
+const MetadataFile = "kbroker-metadata.db"
+
+// Option changes how a broker is built.
+type Option func(*Broker)
+
+// WithLogger sets the logger (the default discards everything).
+func WithLogger(l *slog.Logger) Option { return func(b *Broker) { b.log = l } }
+
+// Broker is one running kbroker.
+type Broker struct {
+	cfg     *config.Broker
+	log     *slog.Logger
+	metrics *metrics.Broker
+
+	store  *meta.Store
+	logs   *storage.Manager
+	server *wire.Server
+	addrs  []net.Addr
+	mAddr  net.Addr
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// New validates props (server.properties keys) and returns a broker that is
+// not yet serving.
+func New(props config.Properties, opts ...Option) (*Broker, error) {
+	cfg, err := config.NewBroker(props)
+	if err != nil {
+		return nil, err
+	}
+	b := &Broker{cfg: cfg, log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: metrics.New()}
+	for _, o := range opts {
+		o(b)
+	}
+	return b, nil
+}
+
+// Start opens the metadata store and the partition logs (recovering them
+// after a crash), then listens on every listener.
+func (b *Broker) Start() (err error) {
+	defer func() {
+		if err != nil {
+			b.Close()
+		}
+	}()
+	for _, k := range b.cfg.Unknown {
+		b.log.Info("unknown configuration key kept as is", "key", k)
+	}
+	for _, dir := range b.cfg.LogDirs {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	backend, err := meta.OpenBolt(filepath.Join(b.cfg.LogDirs[0], MetadataFile))
+	if err != nil {
+		return err
+	}
+	if b.store, err = meta.Open(backend, b.log.With("part", "meta")); err != nil {
+		backend.Close()
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b.cancel = cancel
+	clusterID, err := b.store.EnsureClusterID(ctx)
+	if err != nil {
+		return err
+	}
+	if b.logs, err = storage.OpenManager(b.cfg.LogDirs, b.log.With("part", "storage")); err != nil {
+		return err
+	}
+	parts := partitions.New(b.cfg, b.store, b.logs, b.log.With("part", "partitions"))
+	if err := parts.OpenAll(b.store.Snapshot()); err != nil {
+		return err
+	}
+	handlers := api.New(api.Deps{
+		Broker: b.cfg, ClusterID: clusterID, Store: b.store, Logs: parts, Metrics: b.metrics, Logger: b.log,
+	})
+	b.server = wire.NewServer(handlers, wire.Options{
+		MaxRequestBytes: b.cfg.SocketRequestMaxBytes,
+		IdleTimeout:     time.Duration(b.cfg.ConnectionsMaxIdleMs) * time.Millisecond,
+		Metrics:         b.metrics,
+		Logger:          b.log.With("part", "wire"),
+	})
+	var specs []wire.ListenerSpec
+	for _, l := range b.cfg.Listeners {
+		specs = append(specs, wire.ListenerSpec{Name: l.Name, Protocol: l.SecurityProtocol, Addr: l.Addr()})
+	}
+	if b.addrs, err = b.server.Listen(specs); err != nil {
+		return err
+	}
+	b.advertiseBoundPorts()
+	if b.cfg.MetricsListener != "" {
+		if b.mAddr, err = b.metrics.Serve(ctx, b.cfg.MetricsListener, b.log); err != nil {
+			return fmt.Errorf("metrics.listener: %w", err)
+		}
+	}
+	b.done = make(chan struct{})
+	go func() {
+		defer close(b.done)
+		b.logs.RunRetention(ctx, time.Duration(b.cfg.RetentionCheckIntervalMs)*time.Millisecond)
+	}()
+	b.log.Info("kbroker started", "node.id", b.cfg.NodeID, "cluster.id", clusterID, "listeners", b.Addrs(), "log.dirs", b.cfg.LogDirs)
+	return nil
+}
+
+// advertiseBoundPorts fills in the real port of listeners configured with
+// port 0, so Metadata points clients at the port actually bound.
+func (b *Broker) advertiseBoundPorts() {
+	for i, l := range b.cfg.Listeners {
+		if l.Port != 0 {
+			continue
+		}
+		port := b.addrs[i].(*net.TCPAddr).Port
+		for j, a := range b.cfg.AdvertisedListeners {
+			if a.Name == l.Name && a.Port == 0 {
+				b.cfg.AdvertisedListeners[j].Port = port
+			}
+		}
+	}
+}
+
+// Addr is the host:port of the first listener, for clients to bootstrap.
+func (b *Broker) Addr() string {
+	if len(b.addrs) == 0 {
+		return ""
+	}
+	return b.addrs[0].String()
+}
+
+// Addrs lists the bound address of every listener, in configuration order.
+func (b *Broker) Addrs() []string {
+	var out []string
+	for _, a := range b.addrs {
+		out = append(out, a.String())
+	}
+	return out
+}
+
+// MetricsAddr is the bound address of the Prometheus endpoint, or "".
+func (b *Broker) MetricsAddr() string {
+	if b.mAddr == nil {
+		return ""
+	}
+	return b.mAddr.String()
+}
+
+// NodeID is the broker's id.
+func (b *Broker) NodeID() int32 { return b.cfg.NodeID }
+
+// Config is the broker's static configuration.
+func (b *Broker) Config() *config.Broker { return b.cfg }
+
+// Close stops accepting, lets in-flight requests finish, and closes the logs
+// and the store cleanly. It is safe to call more than once.
+func (b *Broker) Close() error {
+	var errs []error
+	if b.server != nil {
+		errs = append(errs, b.server.Close())
+		b.server = nil
+	}
+	if b.cancel != nil {
+		b.cancel()
+		b.cancel = nil
+	}
+	if b.done != nil {
+		<-b.done
+		b.done = nil
+	}
+	if b.logs != nil {
+		errs = append(errs, b.logs.Close())
+		b.logs = nil
+	}
+	if b.store != nil {
+		errs = append(errs, b.store.Close())
+		b.store = nil
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"kbroker/broker"
+	"kbroker/internal/config"
+)
+
+// overrides collects repeated --override key=value flags, as
+// kafka-server-start.sh takes them.
+type overrides []string
+
+func (o *overrides) String() string     { return strings.Join(*o, ",") }
+func (o *overrides) Set(v string) error { *o = append(*o, v); return nil }
+
+func serve(args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	path := fs.String("config", "", "server.properties file (Apache Kafka syntax and keys)")
+	var ov overrides
+	fs.Var(&ov, "override", "key=value that replaces a server.properties entry (repeatable)")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: kbroker serve [--config server.properties] [--override key=value ...]\n\n")
+		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), "\nExample:\n  kbroker serve --config server.properties --override log.dirs=/var/lib/kbroker\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 1 && *path == "" { // kafka-server-start.sh style: the file as the argument
+		*path = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	props := config.Properties{}
+	if *path != "" {
+		var err error
+		if props, err = config.LoadProperties(*path); err != nil {
+			return err
+		}
+	}
+	for _, kv := range ov {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("--override %q: want key=value", kv)
+		}
+		props[strings.TrimSpace(k)] = v
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	b, err := broker.New(props, broker.WithLogger(logger))
+	if err != nil {
+		return err
+	}
+	if err := b.Start(); err != nil {
+		return err
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	s := <-sig
+	logger.Info("shutting down", "signal", s.String())
+	return b.Close()
+}

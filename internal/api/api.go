@@ -1,0 +1,72 @@
+// Package api holds the broker's request handlers, one file per Kafka API.
+// Each file registers its handler with the versions it serves, so the
+// ApiVersions answer is derived from the handlers and cannot disagree.
+package api
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/internal/config"
+	"kbroker/internal/meta"
+	"kbroker/internal/metrics"
+	"kbroker/internal/partitions"
+	"kbroker/internal/wire"
+)
+
+// handlerFunc answers one request. Per-resource problems go in the response
+// as error codes; a returned error closes the connection.
+type handlerFunc func(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error)
+
+type apiDef struct {
+	min, max int16
+	handle   handlerFunc
+}
+
+var registry = map[int16]apiDef{}
+
+// register is called from each handler file's init.
+func register(key kmsg.Key, min, max int16, h handlerFunc) {
+	if _, dup := registry[int16(key)]; dup {
+		panic("api: " + key.Name() + " registered twice")
+	}
+	if max > key.Request().MaxVersion() {
+		panic("api: " + key.Name() + " registered above what kmsg can decode")
+	}
+	registry[int16(key)] = apiDef{min: min, max: max, handle: h}
+}
+
+// Deps are the services the handlers use.
+type Deps struct {
+	Broker    *config.Broker
+	ClusterID string
+	Store     *meta.Store
+	Logs      *partitions.Partitions
+	Metrics   *metrics.Broker
+	Logger    *slog.Logger
+}
+
+// Server dispatches requests to the handlers. It implements wire.Handler.
+type Server struct {
+	Deps
+	producerIDs producerIDs
+}
+
+// New returns the API server over deps.
+func New(deps Deps) *Server { return &Server{Deps: deps} }
+
+// Supports reports the version range of key (wire.Versions).
+func (s *Server) Supports(key int16) (min, max int16, ok bool) {
+	d, ok := registry[key]
+	return d.min, d.max, ok
+}
+
+// Handle runs the handler of req's API.
+func (s *Server) Handle(ctx context.Context, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
+	return registry[r.Key].handle(ctx, s, c, r)
+}
+
+// nodeID is this broker's id.
+func (s *Server) nodeID() int32 { return s.Broker.NodeID }

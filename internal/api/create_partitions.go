@@ -1,0 +1,70 @@
+package api
+
+// CreatePartitions (key 37), v0–v3.
+//
+// Raises a topic's partition count (never lowers it), with an optional
+// manual assignment of the new partitions. validate_only checks and changes
+// nothing. Errors are per topic; a topic listed twice gets INVALID_REQUEST.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/internal/wire"
+)
+
+func init() { register(kmsg.CreatePartitions, 0, 3, handleCreatePartitions) }
+
+func handleCreatePartitions(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.CreatePartitionsRequest)
+	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	counts := map[string]int{}
+	for _, rt := range req.Topics {
+		counts[rt.Topic]++
+	}
+	for _, rt := range req.Topics {
+		st := kmsg.NewCreatePartitionsResponseTopic()
+		st.Topic = rt.Topic
+		var err error
+		if counts[rt.Topic] > 1 {
+			err = newError(kerr.InvalidRequest, "Duplicate topic in request: "+rt.Topic)
+		} else {
+			err = s.createPartitions(ctx, rt, req.ValidateOnly)
+		}
+		st.ErrorCode, st.ErrorMessage = errorCode(err)
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+func (s *Server) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
+	t := s.Store.Snapshot().Topics[rt.Topic]
+	if t == nil {
+		return newError(kerr.UnknownTopicOrPartition, fmt.Sprintf("The topic '%s' does not exist.", rt.Topic))
+	}
+	if rt.Count <= t.Partitions {
+		if rt.Count == t.Partitions {
+			return newError(kerr.InvalidPartitions, fmt.Sprintf("Topic already has %d partitions.", t.Partitions))
+		}
+		return newError(kerr.InvalidPartitions, fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.", rt.Topic, t.Partitions, rt.Count))
+	}
+	if rt.Assignment != nil {
+		if len(rt.Assignment) != int(rt.Count-t.Partitions) {
+			return newError(kerr.InvalidReplicaAssignment, fmt.Sprintf("Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", rt.Count-t.Partitions, len(rt.Assignment)))
+		}
+		assignment := map[int32][]int32{}
+		for i, a := range rt.Assignment {
+			assignment[t.Partitions+int32(i)] = a.Replicas
+		}
+		if err := s.checkAssignment(assignment, t.Partitions); err != nil {
+			return err
+		}
+	}
+	if validateOnly {
+		return nil
+	}
+	return s.Store.SetPartitionCount(ctx, rt.Topic, rt.Count)
+}

@@ -1,0 +1,67 @@
+package api
+
+// DeleteTopics (key 20), v0–v6.
+//
+// Deletes topics by name, or (v6) by id. The topic's metadata goes in one
+// store transaction; every broker then deletes the partition logs it holds.
+// Errors are per topic: UNKNOWN_TOPIC_OR_PARTITION by name,
+// UNKNOWN_TOPIC_ID by id.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/internal/meta"
+	"kbroker/internal/wire"
+)
+
+func init() { register(kmsg.DeleteTopics, 0, 6, handleDeleteTopics) }
+
+func handleDeleteTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.DeleteTopicsRequest)
+	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	type target struct {
+		name *string
+		id   [16]byte
+	}
+	var targets []target
+	if req.Version < 6 {
+		for _, name := range req.TopicNames {
+			targets = append(targets, target{name: &name})
+		}
+	} else {
+		for _, t := range req.Topics {
+			targets = append(targets, target{name: t.Topic, id: t.TopicID})
+		}
+	}
+	for _, tg := range targets {
+		rt := kmsg.NewDeleteTopicsResponseTopic()
+		rt.Topic, rt.TopicID = tg.name, tg.id
+		snap := s.Store.Snapshot()
+		var t *meta.Topic
+		if tg.name != nil && *tg.name != "" {
+			t = snap.Topics[*tg.name]
+		} else {
+			t = snap.TopicIDs[meta.TopicID(tg.id)]
+		}
+		var err error
+		switch {
+		case t == nil && tg.name != nil && *tg.name != "":
+			err = newError(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")
+		case t == nil:
+			err = newError(kerr.UnknownTopicID, "This server does not host this topic ID.")
+		default:
+			rt.TopicID = t.ID
+			name := t.Name
+			rt.Topic = &name
+			if err = s.Store.DeleteTopic(ctx, t.Name); err == nil {
+				s.Logger.Info("deleted topic", "topic", t.Name, "id", t.ID.String())
+			}
+		}
+		rt.ErrorCode, rt.ErrorMessage = errorCode(err)
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}

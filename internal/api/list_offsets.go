@@ -1,0 +1,84 @@
+package api
+
+// ListOffsets (key 2), v1–v10.
+//
+// Finds offsets by time: -2 is the log start (earliest), -1 the high
+// watermark (latest; also the last stable offset for read_committed, as
+// there are no transactions), -3 the record with the largest timestamp
+// (v7+, KIP-734), -4 the earliest local offset (v8+, the log start without
+// tiered storage), -5 the latest tiered offset (v9+; none without tiered
+// storage). A timestamp ≥ 0 gives the first offset whose timestamp is at
+// least it, or -1 when there is none. v0 (old-style offset lists) was
+// removed in Kafka 4 and is not served.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/internal/wire"
+)
+
+func init() { register(kmsg.ListOffsets, 1, 10, handleListOffsets) }
+
+// Special timestamps of ListOffsets.
+const (
+	offsetLatest        = -1
+	offsetEarliest      = -2
+	offsetMaxTimestamp  = -3
+	offsetEarliestLocal = -4
+	offsetLatestTiered  = -5
+)
+
+func handleListOffsets(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.ListOffsetsRequest)
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	snap := s.Store.Snapshot()
+	for _, rt := range req.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			_, l, err := s.resolve(snap, partitionRef{name: rt.Topic, partition: rp.Partition})
+			if err == nil {
+				err = checkLeaderEpoch(rp.CurrentLeaderEpoch)
+			}
+			if err == nil && req.ReplicaID >= 0 && req.ReplicaID != -2 {
+				err = newError(kerr.NotLeaderForPartition, "kbroker partitions have a single replica")
+			}
+			if err == nil {
+				sp.LeaderEpoch = 0
+				switch rp.Timestamp {
+				case offsetLatest:
+					sp.Offset = l.HighWatermark()
+				case offsetEarliest, offsetEarliestLocal:
+					sp.Offset = l.LogStartOffset()
+				case offsetMaxTimestamp:
+					sp.Offset, sp.Timestamp, err = l.MaxTimestamp()
+				case offsetLatestTiered:
+					// No tiered storage: nothing is tiered.
+				default:
+					if rp.Timestamp < 0 {
+						err = newError(kerr.InvalidRequest, "unknown special timestamp")
+						break
+					}
+					var ok bool
+					var off, ts int64
+					if off, ts, ok, err = l.OffsetForTimestamp(rp.Timestamp); ok {
+						sp.Offset, sp.Timestamp = off, ts
+					}
+				}
+			}
+			if err != nil {
+				sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+				sp.ErrorCode, _ = errorCode(err)
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}

@@ -1,0 +1,81 @@
+package api
+
+// Produce (key 0), v3–v13.
+//
+// Appends one v2 record batch per partition (Kafka 4 dropped v0–v2 and the
+// old message formats). The batch is validated and stored as produced, with
+// offsets assigned here; idempotent producers' sequences are checked per
+// partition and a retried batch is answered with its original offsets
+// without being written again. acks may be 0 (no response; an error closes
+// the connection so the client notices), 1 or -1 (the same here: every
+// partition has one replica, so the leader's append is the commit). v13
+// names topics by id. Transactional batches are refused (no transaction
+// coordinator yet).
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/internal/meta"
+	"kbroker/internal/wire"
+)
+
+func init() { register(kmsg.Produce, 3, 13, handleProduce) }
+
+func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.ProduceRequest)
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	badAcks := req.Acks != 0 && req.Acks != 1 && req.Acks != -1
+	snap := s.Store.Snapshot()
+	now := time.Now()
+	failed := false
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			var err error
+			if badAcks {
+				err = newError(kerr.InvalidRequiredAcks, "acks must be -1, 0 or 1")
+			} else {
+				err = s.produceOne(snap, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}, rp.Records, now, &sp)
+			}
+			if err != nil {
+				failed = true
+				sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+				sp.ErrorCode, sp.ErrorMessage = errorCode(err)
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if req.Acks == 0 {
+		if failed {
+			return nil, errAcksZeroFailed
+		}
+		return nil, nil
+	}
+	return resp, nil
+}
+
+var errAcksZeroFailed = newError(kerr.UnknownServerError, "produce with acks=0 failed; closing the connection so the client notices")
+
+func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition) error {
+	t, l, err := s.resolve(snap, ref)
+	if err != nil {
+		return err
+	}
+	res, err := l.Append(records, now)
+	if err != nil {
+		return err
+	}
+	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = res.BaseOffset, res.LogAppendTime, res.LogStartOffset
+	if !res.Duplicate {
+		s.Metrics.BytesIn.WithLabelValues(t.Name).Add(float64(len(records)))
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"kbroker/internal/config"
+	"kbroker/internal/meta"
+)
+
+// maxTopicNameLength is Kafka's limit (249, leaving room for partition
+// suffixes in directory names).
+const maxTopicNameLength = 249
+
+// validateTopicName applies Kafka's topic naming rule.
+func validateTopicName(name string) error {
+	switch {
+	case name == "":
+		return newError(kerr.InvalidTopicException, "Topic name is illegal, it can't be empty")
+	case name == "." || name == "..":
+		return newError(kerr.InvalidTopicException, "Topic name cannot be \".\" or \"..\"")
+	case len(name) > maxTopicNameLength:
+		return newError(kerr.InvalidTopicException, fmt.Sprintf("Topic name is illegal, it can't be longer than %d characters, topic name: %s", maxTopicNameLength, name))
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return newError(kerr.InvalidTopicException, fmt.Sprintf("Topic name %s is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name))
+		}
+	}
+	return nil
+}
+
+// topicSpec is a topic about to be created, from CreateTopics or from
+// auto-creation.
+type topicSpec struct {
+	name              string
+	partitions        int32 // -1: num.partitions
+	replicationFactor int16 // -1: default.replication.factor
+	assignment        map[int32][]int32
+	configs           map[string]string
+}
+
+// liveBrokers is how many brokers can hold replicas (one until clustering).
+func (s *Server) liveBrokers() int { return 1 }
+
+// checkTopic validates spec, filling defaults, without creating anything.
+func (s *Server) checkTopic(snap *meta.Snapshot, spec *topicSpec) error {
+	if err := validateTopicName(spec.name); err != nil {
+		return err
+	}
+	if _, exists := snap.Topics[spec.name]; exists {
+		return newError(kerr.TopicAlreadyExists, fmt.Sprintf("Topic '%s' already exists.", spec.name))
+	}
+	if len(spec.assignment) > 0 {
+		if spec.partitions != -1 || spec.replicationFactor != -1 {
+			return newError(kerr.InvalidRequest, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.")
+		}
+		if err := s.checkAssignment(spec.assignment, 0); err != nil {
+			return err
+		}
+		spec.partitions = int32(len(spec.assignment))
+		spec.replicationFactor = int16(len(spec.assignment[0]))
+	}
+	if spec.partitions == -1 {
+		spec.partitions = s.Broker.NumPartitions
+	}
+	if spec.replicationFactor == -1 {
+		spec.replicationFactor = s.Broker.DefaultReplicationFactor
+	}
+	if spec.partitions <= 0 {
+		return newError(kerr.InvalidPartitions, "Number of partitions was set to an invalid non-positive value.")
+	}
+	if spec.replicationFactor <= 0 {
+		return newError(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value.")
+	}
+	if int(spec.replicationFactor) > s.liveBrokers() {
+		return newError(kerr.InvalidReplicationFactor, fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.",
+			spec.replicationFactor, spec.replicationFactor, s.liveBrokers()))
+	}
+	return validateTopicConfigs(spec.configs)
+}
+
+// checkAssignment checks manual replica assignments, numbered from first.
+func (s *Server) checkAssignment(assignment map[int32][]int32, first int32) error {
+	for i := first; i < first+int32(len(assignment)); i++ {
+		replicas, ok := assignment[i]
+		if !ok {
+			return newError(kerr.InvalidReplicaAssignment, "Partitions must be numbered consecutively from "+strconv.Itoa(int(first)))
+		}
+		if len(replicas) == 0 {
+			return newError(kerr.InvalidReplicaAssignment, fmt.Sprintf("Partition %d has an empty replica list", i))
+		}
+		seen := map[int32]bool{}
+		for _, r := range replicas {
+			if seen[r] {
+				return newError(kerr.InvalidReplicaAssignment, fmt.Sprintf("Partition %d lists broker %d twice", i, r))
+			}
+			seen[r] = true
+			if r != s.nodeID() {
+				return newError(kerr.InvalidReplicaAssignment, fmt.Sprintf("Unknown broker %d in replica assignment of partition %d", r, i))
+			}
+		}
+	}
+	return nil
+}
+
+// validateTopicConfigs checks every key and value against the catalog.
+func validateTopicConfigs(configs map[string]string) error {
+	for name, value := range configs {
+		d := config.Topics.Lookup(name)
+		if d == nil {
+			return newError(kerr.InvalidConfig, fmt.Sprintf("Unknown topic config name: %s", name))
+		}
+		if err := d.Validate(value); err != nil {
+			return newError(kerr.InvalidConfig, err.Error())
+		}
+	}
+	return nil
+}
+
+// createTopic validates and stores spec.
+func (s *Server) createTopic(ctx context.Context, spec *topicSpec) (*meta.Topic, error) {
+	if err := s.checkTopic(s.Store.Snapshot(), spec); err != nil {
+		return nil, err
+	}
+	t, err := s.Store.CreateTopic(ctx, meta.Topic{
+		Name: spec.name, Partitions: spec.partitions, ReplicationFactor: spec.replicationFactor,
+	}, spec.configs)
+	if err != nil {
+		return nil, err
+	}
+	s.Logger.Info("created topic", "topic", t.Name, "id", t.ID.String(), "partitions", t.Partitions)
+	return t, nil
+}
+
+func itoa32(n int32) string { return strconv.Itoa(int(n)) }

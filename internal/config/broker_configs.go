@@ -1,0 +1,78 @@
+package config
+
+// Brokers is the catalog of the broker configs kbroker reads. Keys that
+// supply a topic config's default (its synonyms) are derived from Topics
+// unless listed here with their own default (the hours/minutes forms).
+var Brokers = newCatalog(append([]*Def{
+	{Name: "node.id", Type: TypeInt, Default: "1", Check: atLeast(0), Mode: ReadOnly,
+		Doc: "This broker's id in the cluster."},
+	{Name: "broker.id", Type: TypeInt, NoDefault: true, Check: atLeast(0), Mode: ReadOnly,
+		Doc: "Older name of node.id; used when node.id is not set."},
+	{Name: "listeners", Type: TypeString, Default: "PLAINTEXT://127.0.0.1:9092", Mode: PerBroker,
+		Doc: "Comma-separated NAME://host:port addresses the broker listens on. An empty host listens on all interfaces."},
+	{Name: "advertised.listeners", Type: TypeString, NoDefault: true, Mode: PerBroker,
+		Doc: "Addresses given to clients in Metadata, by listener name; defaults to listeners."},
+	{Name: "listener.security.protocol.map", Type: TypeString, Mode: PerBroker,
+		Default: "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT",
+		Doc:     "Security protocol of each listener name."},
+	{Name: "log.dirs", Type: TypeString, NoDefault: true, Mode: ReadOnly,
+		Doc: "Comma-separated directories holding partition logs and the metadata store; defaults to log.dir."},
+	{Name: "log.dir", Type: TypeString, Default: "./data", Mode: ReadOnly,
+		Doc: "Directory for partition logs when log.dirs is not set."},
+	{Name: "num.partitions", Type: TypeInt, Default: "1", Check: atLeast(1), Mode: ReadOnly,
+		Doc: "Partitions of a topic created without a count (CreateTopics with -1, or auto-creation)."},
+	{Name: "default.replication.factor", Type: TypeShort, Default: "1", Check: atLeast(1), Mode: ReadOnly,
+		Doc: "Replication factor of topics created without one."},
+	{Name: "auto.create.topics.enable", Type: TypeBoolean, Default: "true", Mode: ReadOnly,
+		Doc: "Create a topic when a client asks Metadata for one that does not exist."},
+	{Name: "socket.request.max.bytes", Type: TypeInt, Default: "104857600", Check: atLeast(1), Mode: ReadOnly,
+		Doc: "Largest request frame accepted; a larger size prefix closes the connection before anything is allocated."},
+	{Name: "log.retention.hours", Type: TypeInt, Default: "168", Mode: ReadOnly,
+		Doc: "Retention in hours, used when log.retention.ms and log.retention.minutes are not set."},
+	{Name: "log.retention.minutes", Type: TypeInt, NoDefault: true, Mode: ReadOnly,
+		Doc: "Retention in minutes, used when log.retention.ms is not set."},
+	{Name: "log.retention.ms", Type: TypeLong, NoDefault: true, Mode: ClusterWide,
+		Doc: "Retention in milliseconds; -1 keeps records forever."},
+	{Name: "log.roll.hours", Type: TypeInt, Default: "168", Check: atLeast(1), Mode: ReadOnly,
+		Doc: "Segment age in hours before rolling, used when log.roll.ms is not set."},
+	{Name: "log.roll.ms", Type: TypeLong, NoDefault: true, Mode: ClusterWide,
+		Doc: "Segment age in milliseconds before rolling."},
+	{Name: "log.roll.jitter.hours", Type: TypeInt, Default: "0", Check: atLeast(0), Mode: ReadOnly,
+		Doc: "Roll jitter in hours, used when log.roll.jitter.ms is not set."},
+	{Name: "log.roll.jitter.ms", Type: TypeLong, NoDefault: true, Mode: ClusterWide,
+		Doc: "Roll jitter in milliseconds."},
+	{Name: "log.flush.interval.ms", Type: TypeLong, NoDefault: true, Mode: ClusterWide,
+		Doc: "Force an fsync after this much time; unset leaves it to log.flush.scheduler.interval.ms."},
+	{Name: "log.retention.check.interval.ms", Type: TypeLong, Default: "300000", Check: atLeast(1), Mode: ReadOnly,
+		Doc: "How often retention is applied to every partition."},
+	{Name: "connections.max.idle.ms", Type: TypeLong, Default: "600000", Mode: ReadOnly,
+		Doc: "Close connections idle for longer than this."},
+	{Name: "metrics.listener", Type: TypeString, Default: "", Mode: ReadOnly,
+		Doc: "host:port of the Prometheus /metrics endpoint (kbroker); empty turns it off."},
+	{Name: "broker.rack", Type: TypeString, NoDefault: true, Mode: ReadOnly,
+		Doc: "Rack of this broker, for rack-aware placement."},
+}, topicSynonymDefs()...))
+
+// topicSynonymDefs gives every broker synonym of a topic config that is not
+// defined above its own definition: the topic config's type and default,
+// changeable cluster-wide as Kafka allows.
+func topicSynonymDefs() []*Def {
+	explicit := map[string]bool{
+		"log.retention.hours": true, "log.retention.minutes": true, "log.retention.ms": true,
+		"log.roll.hours": true, "log.roll.ms": true, "log.roll.jitter.hours": true, "log.roll.jitter.ms": true,
+		"log.flush.interval.ms": true,
+	}
+	var defs []*Def
+	seen := map[string]bool{}
+	for _, t := range Topics.Defs() {
+		for _, s := range t.Synonyms {
+			if explicit[s.Name] || seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			defs = append(defs, &Def{Name: s.Name, Type: t.Type, Default: t.Default, Check: t.Check,
+				Mode: ClusterWide, Doc: "Cluster default of the topic config " + t.Name + ". " + t.Doc})
+		}
+	}
+	return defs
+}

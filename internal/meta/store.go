@@ -1,0 +1,155 @@
+package meta
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Store keeps the current Snapshot of a Backend and applies every committed
+// change to it, whichever broker made the change.
+type Store struct {
+	backend Backend
+	log     *slog.Logger
+	snap    atomic.Pointer[Snapshot]
+
+	mu        sync.Mutex
+	applied   *sync.Cond // signalled whenever snap advances
+	listeners []func(old, cur *Snapshot)
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Open loads everything from the backend and starts following its changes.
+func Open(backend Backend, log *slog.Logger) (*Store, error) {
+	s := &Store{backend: backend, log: log, done: make(chan struct{})}
+	s.applied = sync.NewCond(&s.mu)
+	rev, err := s.reload(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	go s.follow(ctx, rev)
+	return s, nil
+}
+
+// Snapshot returns the current view. It is immutable and safe to hold.
+func (s *Store) Snapshot() *Snapshot { return s.snap.Load() }
+
+// OnChange registers fn to run after each new snapshot is installed, in
+// order, on the store's goroutine. Listeners must not block for long.
+func (s *Store) OnChange(fn func(old, cur *Snapshot)) {
+	s.mu.Lock()
+	s.listeners = append(s.listeners, fn)
+	s.mu.Unlock()
+}
+
+// Update runs fn in one backend transaction and returns once this store's
+// snapshot includes the change, so a caller reads its own writes.
+func (s *Store) Update(ctx context.Context, fn func(Tx) error) error {
+	rev, err := s.backend.Update(ctx, fn)
+	if err != nil || rev == 0 {
+		return err
+	}
+	return s.waitFor(ctx, rev)
+}
+
+func (s *Store) waitFor(ctx context.Context, rev int64) error {
+	stop := context.AfterFunc(ctx, func() {
+		s.mu.Lock()
+		s.applied.Broadcast()
+		s.mu.Unlock()
+	})
+	defer stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.snap.Load().Rev < rev {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.applied.Wait()
+	}
+	return nil
+}
+
+// reload replaces the snapshot with a full read of the backend.
+func (s *Store) reload(ctx context.Context) (int64, error) {
+	kv, rev, err := s.backend.Load(ctx)
+	if err != nil {
+		return 0, err
+	}
+	b := Batch{Rev: rev}
+	for k, v := range kv {
+		b.Changes = append(b.Changes, Change{Key: k, Value: v})
+	}
+	snap, err := emptySnapshot().with(b)
+	if err != nil {
+		return 0, err
+	}
+	s.install(snap)
+	return rev, nil
+}
+
+func (s *Store) install(snap *Snapshot) {
+	s.mu.Lock()
+	old := s.snap.Swap(snap)
+	listeners := s.listeners
+	s.applied.Broadcast()
+	s.mu.Unlock()
+	if old == nil {
+		return
+	}
+	for _, fn := range listeners {
+		fn(old, snap)
+	}
+}
+
+// follow applies watched batches until ctx ends, reloading everything when
+// the backend can no longer replay from our revision.
+func (s *Store) follow(ctx context.Context, rev int64) {
+	defer close(s.done)
+	for ctx.Err() == nil {
+		for ev := range s.backend.Watch(ctx, rev) {
+			if ev.Err != nil {
+				if errors.Is(ev.Err, ErrCompacted) {
+					s.log.Warn("metadata watch fell behind; reloading", "rev", rev)
+					if r, err := s.reload(ctx); err == nil {
+						rev = r
+					}
+				} else {
+					s.log.Warn("metadata watch failed; retrying", "err", ev.Err)
+				}
+				break
+			}
+			if ev.Batch.Rev <= rev {
+				continue
+			}
+			next, err := s.snap.Load().with(ev.Batch)
+			if err != nil {
+				s.log.Error("bad metadata change; reloading", "rev", ev.Batch.Rev, "err", err)
+				if r, err := s.reload(ctx); err == nil {
+					rev = r
+				}
+				break
+			}
+			s.install(next)
+			rev = ev.Batch.Rev
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Close stops following changes and closes the backend.
+func (s *Store) Close() error {
+	s.cancel()
+	<-s.done
+	return s.backend.Close()
+}

@@ -1,0 +1,148 @@
+package wire
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Conn is one client connection. Handlers receive it to learn who is asking
+// (listener, address, principal) and to keep per-connection state.
+type Conn struct {
+	ID       uint64
+	Listener string // listener name, e.g. PLAINTEXT
+	Protocol string // its security protocol
+	Remote   net.Addr
+	// Principal is the authenticated identity ("User:ANONYMOUS" until a
+	// SASL exchange or TLS certificate says otherwise).
+	Principal string
+	// ClientSoftware is what the client named itself in ApiVersions v3+.
+	ClientSoftwareName, ClientSoftwareVersion string
+
+	nc  net.Conn
+	srv *Server
+	log *slog.Logger
+}
+
+// RemoteIP is the client's IP address as a string.
+func (c *Conn) RemoteIP() string {
+	if tcp, ok := c.Remote.(*net.TCPAddr); ok {
+		return tcp.IP.String()
+	}
+	host, _, _ := net.SplitHostPort(c.Remote.String())
+	return host
+}
+
+// maxQueued is how many decoded requests may wait per connection while one
+// is handled. Kafka handles one request per connection at a time; reading a
+// few ahead overlaps the network read with the handler.
+const maxQueued = 4
+
+// serve runs the connection until the client leaves, a request is bad, or
+// the server drains. Requests are handled one at a time, in order, so
+// responses go out in request order.
+func (c *Conn) serve(ctx context.Context) {
+	reqs := make(chan *Request, maxQueued)
+	readErr := make(chan error, 1)
+	go func() { readErr <- c.readLoop(ctx, reqs) }()
+
+	w := bufio.NewWriterSize(c.nc, 64<<10)
+	var buf []byte
+	for req := range reqs {
+		start := time.Now()
+		resp, err := c.handle(ctx, req)
+		if err != nil {
+			c.log.Info("closing connection", "api", kmsg.NameForKey(req.Key), "version", req.Version, "err", err)
+			break
+		}
+		if resp != nil {
+			buf = appendResponse(buf[:0], req, resp)
+			if _, err := w.Write(buf); err != nil {
+				break
+			}
+			if cap(buf) > 1<<20 {
+				buf = nil // do not pin a large fetch's buffer to an idle connection
+			}
+		}
+		if len(reqs) == 0 {
+			if err := w.Flush(); err != nil {
+				break
+			}
+		}
+		c.srv.observe(req, time.Since(start))
+	}
+	c.nc.Close()
+	for range reqs { // let the reader finish
+	}
+	if err := <-readErr; err != nil && !isClosed(err) {
+		c.log.Info("closing connection", "err", err)
+	}
+}
+
+// handle runs the handler, turning a panic into a closed connection so one
+// bad request can never take the broker down.
+func (c *Conn) handle(ctx context.Context, req *Request) (resp kmsg.Response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("handler panic", "api", kmsg.NameForKey(req.Key), "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("internal error handling %s", kmsg.NameForKey(req.Key))
+		}
+	}()
+	return c.srv.handler.Handle(ctx, c, req)
+}
+
+// readLoop reads frames until EOF, a bad frame, or drain, and queues them.
+func (c *Conn) readLoop(ctx context.Context, reqs chan<- *Request) error {
+	defer close(reqs)
+	r := bufio.NewReaderSize(c.nc, 64<<10)
+	var size [4]byte
+	for {
+		if c.srv.idleTimeout > 0 {
+			c.nc.SetReadDeadline(time.Now().Add(c.srv.idleTimeout))
+		}
+		if _, err := io.ReadFull(r, size[:]); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
+				return fmt.Errorf("idle for longer than connections.max.idle.ms")
+			}
+			return err
+		}
+		n := int32(binary.BigEndian.Uint32(size[:]))
+		// Refuse before allocating: a size prefix alone must not make us
+		// reserve memory (Kafka's InvalidReceiveException).
+		if n < 8 || n > c.srv.maxRequestBytes {
+			return fmt.Errorf("frame of %d bytes is outside [8, socket.request.max.bytes=%d]", n, c.srv.maxRequestBytes)
+		}
+		frame := make([]byte, n)
+		c.nc.SetReadDeadline(time.Now().Add(frameReadTimeout))
+		if _, err := io.ReadFull(r, frame); err != nil {
+			return err
+		}
+		req, err := parseRequest(frame, c.srv.handler)
+		if err != nil {
+			return err
+		}
+		select {
+		case reqs <- req:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// frameReadTimeout bounds how long a client may take to send the rest of a
+// frame once it has sent the size, so a stalled sender cannot hold a buffer.
+const frameReadTimeout = 2 * time.Minute
+
+func isClosed(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded)
+}
