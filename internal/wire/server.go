@@ -93,7 +93,10 @@ func (s *Server) Listen(specs []ListenerSpec) ([]net.Addr, error) {
 
 func (s *Server) accept(ln net.Listener, spec ListenerSpec) {
 	defer s.wg.Done()
-	var gauge interface{ Inc(); Dec() }
+	var gauge interface {
+		Inc()
+		Dec()
+	}
 	if s.metrics != nil {
 		gauge = s.metrics.OpenConnections.WithLabelValues(spec.Name)
 	}
