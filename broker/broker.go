@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -17,11 +16,13 @@ import (
 
 	"kbroker/internal/api"
 	"kbroker/internal/config"
+	"kbroker/internal/logging"
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
 	"kbroker/internal/partitions"
 	"kbroker/internal/storage"
 	"kbroker/internal/wire"
+	"kbroker/policy"
 )
 
 // MetadataFile is the bbolt file, in the first log directory, that holds
@@ -31,14 +32,41 @@ const MetadataFile = "kbroker-metadata.db"
 // Option changes how a broker is built.
 type Option func(*Broker)
 
-// WithLogger sets the logger (the default discards everything).
-func WithLogger(l *slog.Logger) Option { return func(b *Broker) { b.log = l } }
+// WithLogger sends the broker's logs to l's handler, which keeps its own
+// level filter; the broker's loggers start at DEBUG below it. The default
+// discards everything.
+func WithLogger(l *slog.Logger) Option {
+	return func(b *Broker) { b.logHandler, b.logLevel = l.Handler(), slog.LevelDebug }
+}
+
+// WithLogHandler sends logs to h with the root logger at level (changeable
+// at runtime through the BROKER_LOGGER config resource).
+func WithLogHandler(h slog.Handler, level slog.Level) Option {
+	return func(b *Broker) { b.logHandler, b.logLevel = h, level }
+}
+
+// WithAlterConfigPolicy vetoes config changes (Kafka's
+// alter.config.policy.class.name).
+func WithAlterConfigPolicy(p policy.AlterConfig) Option {
+	return func(b *Broker) { b.alterPolicy = p }
+}
+
+// WithCreateTopicPolicy vetoes topic creation (Kafka's
+// create.topic.policy.class.name).
+func WithCreateTopicPolicy(p policy.CreateTopic) Option {
+	return func(b *Broker) { b.createPolicy = p }
+}
 
 // Broker is one running kbroker.
 type Broker struct {
-	cfg     *config.Broker
-	log     *slog.Logger
-	metrics *metrics.Broker
+	cfg          *config.Broker
+	logHandler   slog.Handler
+	logLevel     slog.Level
+	loggers      *logging.Loggers
+	log          *slog.Logger
+	metrics      *metrics.Broker
+	alterPolicy  policy.AlterConfig
+	createPolicy policy.CreateTopic
 
 	store  *meta.Store
 	logs   *storage.Manager
@@ -57,10 +85,12 @@ func New(props config.Properties, opts ...Option) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Broker{cfg: cfg, log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: metrics.New()}
+	b := &Broker{cfg: cfg, logHandler: slog.DiscardHandler, logLevel: slog.LevelInfo, metrics: metrics.New()}
 	for _, o := range opts {
 		o(b)
 	}
+	b.loggers = logging.New(b.logHandler, b.logLevel)
+	b.log = b.loggers.Logger("kbroker.broker")
 	return b, nil
 }
 
@@ -84,7 +114,7 @@ func (b *Broker) Start() (err error) {
 	if err != nil {
 		return err
 	}
-	if b.store, err = meta.Open(backend, b.log.With("part", "meta")); err != nil {
+	if b.store, err = meta.Open(backend, b.loggers.Logger("kbroker.meta")); err != nil {
 		backend.Close()
 		return err
 	}
@@ -94,21 +124,23 @@ func (b *Broker) Start() (err error) {
 	if err != nil {
 		return err
 	}
-	if b.logs, err = storage.OpenManager(b.cfg.LogDirs, b.log.With("part", "storage")); err != nil {
+	if b.logs, err = storage.OpenManager(b.cfg.LogDirs, b.loggers.Logger("kbroker.storage")); err != nil {
 		return err
 	}
-	parts := partitions.New(b.cfg, b.store, b.logs, b.log.With("part", "partitions"))
+	parts := partitions.New(b.cfg, b.store, b.logs, b.loggers.Logger("kbroker.partitions"))
 	if err := parts.OpenAll(b.store.Snapshot()); err != nil {
 		return err
 	}
 	handlers := api.New(api.Deps{
-		Broker: b.cfg, ClusterID: clusterID, Store: b.store, Logs: parts, Metrics: b.metrics, Logger: b.log,
+		Broker: b.cfg, ClusterID: clusterID, Store: b.store, Logs: parts, Metrics: b.metrics,
+		Logger: b.loggers.Logger("kbroker.api"), Audit: b.loggers.Logger("kbroker.audit"), Loggers: b.loggers,
+		AlterConfigPolicy: b.alterPolicy, CreateTopicPolicy: b.createPolicy,
 	})
 	b.server = wire.NewServer(handlers, wire.Options{
 		MaxRequestBytes: b.cfg.SocketRequestMaxBytes,
 		IdleTimeout:     time.Duration(b.cfg.ConnectionsMaxIdleMs) * time.Millisecond,
 		Metrics:         b.metrics,
-		Logger:          b.log.With("part", "wire"),
+		Logger:          b.loggers.Logger("kbroker.wire"),
 	})
 	var specs []wire.ListenerSpec
 	for _, l := range b.cfg.Listeners {
@@ -205,3 +237,6 @@ func (b *Broker) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Logger is the broker's own logger.
+func (b *Broker) Logger() *slog.Logger { return b.log }

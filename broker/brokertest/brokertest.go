@@ -14,7 +14,7 @@ import (
 
 // Start runs a broker with props layered over test defaults (a loopback
 // listener on port 0, log.dirs in t.TempDir()).
-func Start(t testing.TB, props config.Properties) *broker.Broker {
+func Start(t testing.TB, props config.Properties, opts ...broker.Option) *broker.Broker {
 	t.Helper()
 	all := config.Properties{
 		"listeners": "PLAINTEXT://127.0.0.1:0",
@@ -23,14 +23,13 @@ func Start(t testing.TB, props config.Properties) *broker.Broker {
 	for k, v := range props {
 		all[k] = v
 	}
-	return StartWith(t, all)
+	return StartWith(t, all, opts...)
 }
 
 // StartWith runs a broker with exactly props (for restarts over the same
 // log.dirs). Set KBROKER_TEST_LOG=1 to see its logs.
-func StartWith(t testing.TB, props config.Properties) *broker.Broker {
+func StartWith(t testing.TB, props config.Properties, opts ...broker.Option) *broker.Broker {
 	t.Helper()
-	var opts []broker.Option
 	if os.Getenv("KBROKER_TEST_LOG") != "" {
 		opts = append(opts, broker.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	}

@@ -11,6 +11,7 @@ import (
 
 	"kbroker/broker"
 	"kbroker/internal/config"
+	"kbroker/internal/logging"
 )
 
 // overrides collects repeated --override key=value flags, as
@@ -25,7 +26,7 @@ func serve(args []string) error {
 	path := fs.String("config", "", "server.properties file (Apache Kafka syntax and keys)")
 	var ov overrides
 	fs.Var(&ov, "override", "key=value that replaces a server.properties entry (repeatable)")
-	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	logLevel := fs.String("log-level", "INFO", "root log level: TRACE, DEBUG, INFO, WARN, ERROR or FATAL")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: kbroker serve [--config server.properties] [--override key=value ...]\n\n")
 		fs.PrintDefaults()
@@ -53,13 +54,14 @@ func serve(args []string) error {
 		}
 		props[strings.TrimSpace(k)] = v
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+	level, err := logging.ParseLevel(*logLevel)
+	if err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-
-	b, err := broker.New(props, broker.WithLogger(logger))
+	// The handler passes everything; the broker's loggers filter, so levels
+	// can be changed at runtime (BROKER_LOGGER).
+	handler := slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug - 4})
+	b, err := broker.New(props, broker.WithLogHandler(handler, level))
 	if err != nil {
 		return err
 	}
@@ -69,6 +71,6 @@ func serve(args []string) error {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	s := <-sig
-	logger.Info("shutting down", "signal", s.String())
+	b.Logger().Info("shutting down", "signal", s.String())
 	return b.Close()
 }

@@ -10,10 +10,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/config"
+	"kbroker/internal/logging"
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
 	"kbroker/internal/partitions"
 	"kbroker/internal/wire"
+	"kbroker/policy"
 )
 
 // handlerFunc answers one request. Per-resource problems go in the response
@@ -46,6 +48,13 @@ type Deps struct {
 	Logs      *partitions.Partitions
 	Metrics   *metrics.Broker
 	Logger    *slog.Logger
+	// Audit receives one line per applied admin change.
+	Audit *slog.Logger
+	// Loggers are the broker's named loggers (the BROKER_LOGGER resource).
+	Loggers *logging.Loggers
+	// Policies set by the embedding program; nil allows everything.
+	AlterConfigPolicy policy.AlterConfig
+	CreateTopicPolicy policy.CreateTopic
 }
 
 // Server dispatches requests to the handlers. It implements wire.Handler.

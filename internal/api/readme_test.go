@@ -38,5 +38,5 @@ func TestREADMECompatibilityTable(t *testing.T) {
 // equalFoldName compares ignoring the case of API names (kmsg spells
 // InitProducerID, Kafka's docs InitProducerId).
 func equalFoldName(a, b string) bool {
-	return regexp.MustCompile(`(?i)^`+regexp.QuoteMeta(b)+`$`).MatchString(a)
+	return regexp.MustCompile(`(?i)^` + regexp.QuoteMeta(b) + `$`).MatchString(a)
 }

@@ -3,12 +3,14 @@ package api
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kbroker/internal/config"
 	"kbroker/internal/meta"
+	"kbroker/policy"
 )
 
 // maxTopicNameLength is Kafka's limit (249, leaving room for partition
@@ -80,7 +82,29 @@ func (s *Server) checkTopic(snap *meta.Snapshot, spec *topicSpec) error {
 		return newError(kerr.InvalidReplicationFactor, fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.",
 			spec.replicationFactor, spec.replicationFactor, s.liveBrokers()))
 	}
-	return validateTopicConfigs(spec.configs)
+	if err := validateTopicConfigs(spec.configs); err != nil {
+		return err
+	}
+	return s.checkCreateTopicPolicy(spec)
+}
+
+// checkCreateTopicPolicy runs the embedding program's create-topic policy
+// with what the request asked for (Kafka passes either the counts or the
+// assignment, never both).
+func (s *Server) checkCreateTopicPolicy(spec *topicSpec) error {
+	if s.CreateTopicPolicy == nil {
+		return nil
+	}
+	req := policy.CreateTopicRequest{Topic: spec.name, Configs: maps.Clone(spec.configs)}
+	if len(spec.assignment) > 0 {
+		req.Assignments = maps.Clone(spec.assignment)
+	} else {
+		req.NumPartitions, req.ReplicationFactor = &spec.partitions, &spec.replicationFactor
+	}
+	if err := s.CreateTopicPolicy.ValidateCreateTopic(req); err != nil {
+		return newError(kerr.PolicyViolation, err.Error())
+	}
+	return nil
 }
 
 // checkAssignment checks manual replica assignments, numbered from first.

@@ -18,9 +18,10 @@ const (
 	SourceDynamicDefaultBroker Source = 3 // DYNAMIC_DEFAULT_BROKER_CONFIG
 	SourceStaticBroker         Source = 4 // STATIC_BROKER_CONFIG
 	SourceDefault              Source = 5 // DEFAULT_CONFIG
+	SourceBrokerLogger         Source = 6 // DYNAMIC_BROKER_LOGGER_CONFIG
 )
 
-// Layers are the places a topic config's value can come from, most specific
+// Layers are the places a config's value can come from, most specific
 // first. Any layer may be nil.
 type Layers struct {
 	Topic          map[string]string // the topic's overrides
@@ -30,50 +31,128 @@ type Layers struct {
 }
 
 // Entry is one resolved value with where it came from. Synonyms lists every
-// place that sets it, winner first, as DescribeConfigs reports them.
+// place that sets it, winner first, as DescribeConfigs reports them; their
+// values are as written there (log.retention.hours in hours), while Value
+// is in the key's own unit.
 type Entry struct {
 	Name     string
-	Value    *string // nil for keys without a value (no default)
+	Value    *string // nil for keys without a value
 	Source   Source
 	Synonyms []Entry
 }
 
-// ResolveTopic finds the effective value of a topic config: the topic
-// override, then each broker synonym in precedence order (per-broker dynamic,
-// cluster default, static), then the catalog default.
-func ResolveTopic(d *Def, l Layers) Entry {
-	var syns []Entry
-	add := func(name, value string, src Source, convert func(string) (string, error)) {
-		if convert != nil {
-			if c, err := convert(value); err == nil {
-				value = c
+// brokerLevels lists the broker-side layers in precedence order.
+func (l Layers) brokerLevels() []struct {
+	values map[string]string
+	source Source
+} {
+	return []struct {
+		values map[string]string
+		source Source
+	}{
+		{l.Broker, SourceDynamicBroker},
+		{l.ClusterDefault, SourceDynamicDefaultBroker},
+		{l.Static, SourceStaticBroker},
+	}
+}
+
+// brokerSynonyms lists, as Kafka does, every place that sets one of names:
+// for each level (per-broker dynamic, cluster default, static, catalog
+// default), each name present there, in the order given.
+func brokerSynonyms(names []string, l Layers) []Entry {
+	var out []Entry
+	for _, level := range l.brokerLevels() {
+		for _, n := range names {
+			if v, ok := level.values[n]; ok {
+				out = append(out, Entry{Name: n, Value: &v, Source: level.source})
 			}
 		}
-		v := value
-		syns = append(syns, Entry{Name: name, Value: &v, Source: src})
 	}
+	for _, n := range names {
+		if d := Brokers.Lookup(n); d != nil && !d.NoDefault {
+			v := d.Default
+			out = append(out, Entry{Name: n, Value: &v, Source: SourceDefault})
+		}
+	}
+	return out
+}
+
+// ResolveTopic finds the effective value of a topic config: the topic
+// override, then the broker synonyms (all spellings, e.g. log.retention.ms,
+// .minutes and .hours for retention.ms) by level, then the catalog default.
+//
+// Kafka hides synonyms spelled differently from the primary broker key
+// (so a static log.retention.hours shows retention.ms as DEFAULT_CONFIG);
+// kbroker reports them, so the source always says where the value came from.
+func ResolveTopic(d *Def, l Layers) Entry {
+	var syns []Entry
 	if v, ok := l.Topic[d.Name]; ok {
-		add(d.Name, v, SourceTopic, nil)
+		syns = append(syns, Entry{Name: d.Name, Value: &v, Source: SourceTopic})
 	}
+	names := make([]string, len(d.Synonyms))
+	for i, s := range d.Synonyms {
+		names[i] = s.Name
+	}
+	syns = append(syns, brokerSynonyms(names, l)...)
+	e := Entry{Name: d.Name, Source: SourceDefault, Synonyms: syns}
+	if len(syns) == 0 {
+		if !d.NoDefault {
+			v := d.Default
+			e.Value = &v
+		}
+		return e
+	}
+	first := syns[0]
+	e.Source = first.Source
+	v := *first.Value
 	for _, s := range d.Synonyms {
-		if v, ok := l.Broker[s.Name]; ok {
-			add(s.Name, v, SourceDynamicBroker, s.Convert)
-		}
-		if v, ok := l.ClusterDefault[s.Name]; ok {
-			add(s.Name, v, SourceDynamicDefaultBroker, s.Convert)
-		}
-		if v, ok := l.Static[s.Name]; ok {
-			add(s.Name, v, SourceStaticBroker, s.Convert)
+		if s.Name == first.Name && s.Convert != nil {
+			if c, err := s.Convert(v); err == nil {
+				v = c
+			}
 		}
 	}
-	if !d.NoDefault {
-		add(d.Name, d.Default, SourceDefault, nil)
+	e.Value = &v
+	return e
+}
+
+// brokerSpellings are the keys that set the same broker setting in other
+// units, highest precedence first (Kafka's brokerConfigSynonyms).
+var brokerSpellings = [][]string{
+	{"log.roll.ms", "log.roll.hours"},
+	{"log.roll.jitter.ms", "log.roll.jitter.hours"},
+	{"log.flush.interval.ms", "log.flush.scheduler.interval.ms"},
+	{"log.retention.ms", "log.retention.minutes", "log.retention.hours"},
+	{"node.id", "broker.id"},
+}
+
+// ResolveBroker finds the value of broker config d as Kafka reports it:
+// every spelling of the setting by level, keeping only entries from the
+// first one spelled like d (a log.retention.hours entry hides a
+// log.retention.ms set elsewhere, since that is another key).
+func ResolveBroker(d *Def, l Layers) Entry {
+	names := []string{d.Name}
+	for _, group := range brokerSpellings {
+		for i, n := range group {
+			if n == d.Name {
+				names = group[i:]
+			}
+		}
 	}
-	e := Entry{Name: d.Name, Source: SourceDefault}
+	syns := brokerSynonyms(names, l)
+	for i, s := range syns {
+		if s.Name == d.Name {
+			syns = syns[i:]
+			break
+		}
+		if i == len(syns)-1 {
+			syns = nil
+		}
+	}
+	e := Entry{Name: d.Name, Source: SourceDefault, Synonyms: syns}
 	if len(syns) > 0 {
 		e.Value, e.Source = syns[0].Value, syns[0].Source
 	}
-	e.Synonyms = syns
 	return e
 }
 

@@ -1,0 +1,106 @@
+package api
+
+// The BROKER config resource. Name "<id>" is one broker: every config of the
+// broker catalog with its value and source, plus the static keys no catalog
+// knows (reported sensitive with a null value, as Kafka does for keys whose
+// type it cannot tell). Name "" is the cluster-wide dynamic default: only
+// the keys set there. Only dynamic keys may be altered: per-broker ones only
+// with a broker id; the cluster-wide ones at either level. Overrides live in
+// the store under config/brokers/<id> and config/brokers/<default>.
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"kbroker/internal/config"
+	"kbroker/internal/meta"
+	"kbroker/internal/wire"
+	"kbroker/policy"
+)
+
+type brokerConfigResource struct{}
+
+// checkBrokerName accepts "" (the cluster default) or this broker's id: a
+// broker describes and alters only itself, so clients send per-broker
+// requests to that broker (the cluster issue lets any broker answer).
+func (s *Server) checkBrokerName(name string) error {
+	if name == "" {
+		return nil
+	}
+	id, err := strconv.ParseInt(name, 10, 32)
+	if err != nil {
+		return newError(kerr.InvalidRequest, fmt.Sprintf("Broker id must be an integer, but it is: %s", name))
+	}
+	if int32(id) != s.nodeID() {
+		return newError(kerr.InvalidRequest, fmt.Sprintf("Unexpected broker id, expected %d or empty string, but received %s", s.nodeID(), name))
+	}
+	return nil
+}
+
+func (brokerConfigResource) describe(s *Server, snap *meta.Snapshot, name string) ([]configEntry, error) {
+	if err := s.checkBrokerName(name); err != nil {
+		return nil, err
+	}
+	layers := s.Logs.Layers(snap, "")
+	var out []configEntry
+	if name == "" {
+		defaults := config.Layers{ClusterDefault: layers.ClusterDefault}
+		for key := range layers.ClusterDefault {
+			d := config.Brokers.Lookup(key)
+			if d == nil {
+				continue
+			}
+			e := config.ResolveBroker(d, defaults)
+			e.Synonyms = onlyDefaultLevel(e.Synonyms)
+			out = append(out, configEntry{Entry: e, def: d, sensitive: d.Sensitive(), readOnly: d.Mode == config.ReadOnly})
+		}
+		return out, nil
+	}
+	for _, d := range config.Brokers.Defs() {
+		out = append(out, configEntry{Entry: config.ResolveBroker(d, layers), def: d, sensitive: d.Sensitive(), readOnly: d.Mode == config.ReadOnly})
+	}
+	for _, key := range s.Broker.Props.Keys() {
+		if config.Brokers.Lookup(key) != nil {
+			continue
+		}
+		out = append(out, configEntry{Entry: config.Entry{Name: key, Source: config.SourceStaticBroker,
+			Synonyms: []config.Entry{{Name: key, Source: config.SourceStaticBroker}}}, sensitive: true, readOnly: true})
+	}
+	return out, nil
+}
+
+func onlyDefaultLevel(syns []config.Entry) []config.Entry {
+	var out []config.Entry
+	for _, e := range syns {
+		if e.Source == config.SourceDynamicDefaultBroker {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (brokerConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn, name string, ops []configOp, replace, validateOnly bool) error {
+	if err := s.checkBrokerName(name); err != nil {
+		return err
+	}
+	return storedConfigChange{
+		kind:     meta.BrokerConfigs,
+		resource: policy.ConfigResource{Type: policy.Broker, Name: name},
+		catalog:  config.Brokers,
+		check: func(d *config.Def, key, value string) error {
+			switch {
+			case d.Mode == config.ReadOnly:
+				return newError(kerr.InvalidRequest, fmt.Sprintf("Cannot update these configs dynamically: Set(%s)", key))
+			case d.Mode == config.PerBroker && name == "":
+				return newError(kerr.InvalidRequest, fmt.Sprintf("Cannot update these configs at default cluster level, broker id must be specified: Set(%s)", key))
+			}
+			if err := d.Validate(value); err != nil {
+				return newError(kerr.InvalidConfig, err.Error())
+			}
+			return nil
+		},
+	}.apply(ctx, s, c, ops, replace, validateOnly)
+}

@@ -1,0 +1,65 @@
+// Package policy lets a program that embeds kbroker veto admin changes, as
+// Apache Kafka's AlterConfigPolicy and CreateTopicPolicy plugins do
+// (KIP-108, KIP-133). A policy returns an error to reject; the client
+// receives POLICY_VIOLATION with the error's message, for that resource only.
+// Policies run for validate-only requests too, after the broker's own
+// checks, and must not have side effects.
+package policy
+
+// ResourceType is a config resource type, numbered as on the wire.
+type ResourceType int8
+
+const (
+	Topic        ResourceType = 2
+	Broker       ResourceType = 4
+	BrokerLogger ResourceType = 8
+	User         ResourceType = 7
+	Client       ResourceType = 6
+)
+
+// ConfigResource names what a config change is for. A Broker with an empty
+// name is the cluster-wide default.
+type ConfigResource struct {
+	Type ResourceType
+	Name string
+}
+
+// AlterConfigRequest is one resource's requested change: only the keys the
+// request changes, with their new values; a deleted key maps to nil. For
+// list keys changed by APPEND or SUBTRACT, the value is the resulting list.
+type AlterConfigRequest struct {
+	Resource ConfigResource
+	Configs  map[string]*string
+}
+
+// AlterConfig decides whether a config change may happen.
+type AlterConfig interface {
+	ValidateAlterConfig(AlterConfigRequest) error
+}
+
+// CreateTopicRequest is one topic of a CreateTopics request. When the
+// request gave replica assignments, NumPartitions and ReplicationFactor are
+// nil and Assignments is set; otherwise the resolved counts are given.
+// Configs are the request's own overrides, without broker defaults.
+type CreateTopicRequest struct {
+	Topic             string
+	NumPartitions     *int32
+	ReplicationFactor *int16
+	Assignments       map[int32][]int32
+	Configs           map[string]string
+}
+
+// CreateTopic decides whether a topic may be created.
+type CreateTopic interface {
+	ValidateCreateTopic(CreateTopicRequest) error
+}
+
+// AlterConfigFunc adapts a function to AlterConfig.
+type AlterConfigFunc func(AlterConfigRequest) error
+
+func (f AlterConfigFunc) ValidateAlterConfig(r AlterConfigRequest) error { return f(r) }
+
+// CreateTopicFunc adapts a function to CreateTopic.
+type CreateTopicFunc func(CreateTopicRequest) error
+
+func (f CreateTopicFunc) ValidateCreateTopic(r CreateTopicRequest) error { return f(r) }
