@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"kbroker/internal/api"
@@ -141,6 +142,7 @@ func (b *Broker) Start() (err error) {
 		IdleTimeout:     time.Duration(b.cfg.ConnectionsMaxIdleMs) * time.Millisecond,
 		Metrics:         b.metrics,
 		Logger:          b.loggers.Logger("kbroker.wire"),
+		Limits:          func() wire.Limits { return connectionLimits(parts.Layers(b.store.Snapshot(), "")) },
 	})
 	var specs []wire.ListenerSpec
 	for _, l := range b.cfg.Listeners {
@@ -162,6 +164,13 @@ func (b *Broker) Start() (err error) {
 	}()
 	b.log.Info("kbroker started", "node.id", b.cfg.NodeID, "cluster.id", clusterID, "listeners", b.Addrs(), "log.dirs", b.cfg.LogDirs)
 	return nil
+}
+
+// connectionLimits reads the (dynamic) connection limits.
+func connectionLimits(l config.Layers) wire.Limits {
+	atoi := func(name string) int { n, _ := strconv.Atoi(config.BrokerValue(name, l)); return n }
+	overrides, _ := config.ParseIPOverrides(config.BrokerValue("max.connections.per.ip.overrides", l))
+	return wire.Limits{MaxConnections: atoi("max.connections"), MaxPerIP: atoi("max.connections.per.ip"), PerIPOverrides: overrides}
 }
 
 // advertiseBoundPorts fills in the real port of listeners configured with

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -451,5 +453,73 @@ func TestTopicConfigsPersistAcrossRestartAndTakeEffect(t *testing.T) {
 	}
 	if err := cl2.ProduceSync(ctx(t), big).FirstErr(); err != nil {
 		t.Fatalf("after deleting the override the record must fit: %v", err)
+	}
+}
+
+func TestMinInsyncReplicasRefusesAcksAll(t *testing.T) {
+	b := brokertest.Start(t, nil)
+	cl, adm := client(t, b)
+	if _, err := adm.CreateTopic(ctx(t), 1, 1, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, "t"); err != nil {
+		t.Fatal(err)
+	}
+	all, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.RecordRetries(1), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 10 * time.Millisecond }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer all.Close()
+	if err := all.ProduceSync(ctx(t), &kgo.Record{Topic: "t", Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.NotEnoughReplicas) {
+		t.Fatalf("acks=all with min.insync.replicas=2 on one replica: got %v, want NOT_ENOUGH_REPLICAS", err)
+	}
+	leader, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leader.Close()
+	if err := leader.ProduceSync(ctx(t), &kgo.Record{Topic: "t", Value: []byte("x")}).FirstErr(); err != nil {
+		t.Fatalf("acks=1 is not bound by min.insync.replicas: %v", err)
+	}
+	// Lowering it takes effect at once.
+	if code, _ := incremental(t, cl, kmsg.ConfigResourceTypeTopic, "t", false, op("min.insync.replicas", kmsg.IncrementalAlterConfigOpDelete, "")); code != 0 {
+		t.Fatal(code)
+	}
+	if err := all.ProduceSync(ctx(t), &kgo.Record{Topic: "t", Value: []byte("x")}).FirstErr(); err != nil {
+		t.Fatalf("after the override is removed: %v", err)
+	}
+}
+
+func TestMaxConnectionsPerIPIsDynamic(t *testing.T) {
+	b := brokertest.Start(t, nil)
+	cl, _ := client(t, b)
+	if code, msg := incremental(t, cl, kmsg.ConfigResourceTypeBroker, "", false, op("max.connections.per.ip", kmsg.IncrementalAlterConfigOpSet, "2")); code != 0 {
+		t.Fatalf("%d %s", code, msg)
+	}
+	// cl holds one connection (more if it opened several); open raw ones
+	// until the broker refuses, which must happen by the third.
+	refused := false
+	for i := 0; i < 3 && !refused; i++ {
+		nc, err := net.Dial("tcp", b.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		nc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		_, err = nc.Read(make([]byte, 1))
+		refused = errors.Is(err, io.EOF)
+	}
+	if !refused {
+		t.Fatal("no connection was refused with max.connections.per.ip=2")
+	}
+	if code, _ := incremental(t, cl, kmsg.ConfigResourceTypeBroker, "", false, op("max.connections.per.ip", kmsg.IncrementalAlterConfigOpDelete, "")); code != 0 {
+		t.Fatalf("the existing connection must keep working: %d", code)
+	}
+	nc, err := net.Dial("tcp", b.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if _, err := nc.Read(make([]byte, 1)); errors.Is(err, io.EOF) {
+		t.Fatal("connections still refused after the limit was removed")
 	}
 }

@@ -14,6 +14,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -42,7 +43,7 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 			if badAcks {
 				err = newError(kerr.InvalidRequiredAcks, "acks must be -1, 0 or 1")
 			} else {
-				err = s.produceOne(snap, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}, rp.Records, now, &sp)
+				err = s.produceOne(snap, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}, req.Acks, rp.Records, now, &sp)
 			}
 			if err != nil {
 				failed = true
@@ -64,10 +65,16 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 
 var errAcksZeroFailed = newError(kerr.UnknownServerError, "produce with acks=0 failed; closing the connection so the client notices")
 
-func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition) error {
+func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, acks int16, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition) error {
 	t, l, err := s.resolve(snap, ref)
 	if err != nil {
 		return err
+	}
+	// acks=all needs min.insync.replicas in sync; every partition has one
+	// replica here, so a topic asking for more cannot take acks=all writes.
+	if acks == -1 && s.Logs.MinInsyncReplicas(t.Name) > 1 {
+		return newError(kerr.NotEnoughReplicas, fmt.Sprintf("The size of the current ISR Set(%d) is insufficient to satisfy the min.isr requirement of %d for partition %s-%d",
+			s.nodeID(), s.Logs.MinInsyncReplicas(t.Name), t.Name, ref.partition))
 	}
 	res, err := l.Append(records, now)
 	if err != nil {

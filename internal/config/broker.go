@@ -161,3 +161,38 @@ func parseListeners(key, v string, protocols map[string]string) ([]Listener, err
 	}
 	return out, nil
 }
+
+// BrokerValue is the effective value of broker config name ("" when it has
+// none), taking dynamic values into account.
+func BrokerValue(name string, l Layers) string {
+	d := Brokers.Lookup(name)
+	if d == nil {
+		return ""
+	}
+	if e := ResolveBroker(d, l); e.Value != nil {
+		return *e.Value
+	}
+	return ""
+}
+
+// ParseIPOverrides reads max.connections.per.ip.overrides ("ip:n,ip:n").
+func ParseIPOverrides(v string) (map[string]int, error) {
+	out := map[string]int{}
+	for _, entry := range SplitList(v) {
+		i := strings.LastIndex(entry, ":")
+		if i <= 0 {
+			return nil, fmt.Errorf("entry %q must be host:count", entry)
+		}
+		n, err := strconv.Atoi(entry[i+1:])
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("entry %q must end in a non-negative count", entry)
+		}
+		out[strings.TrimSpace(entry[:i])] = n
+	}
+	return out, nil
+}
+
+func checkIPOverrides(v string) error {
+	_, err := ParseIPOverrides(v)
+	return err
+}

@@ -51,6 +51,12 @@ var Brokers = newCatalog(append([]*Def{
 		Doc: "host:port of the Prometheus /metrics endpoint (kbroker); empty turns it off."},
 	{Name: "broker.rack", Type: TypeString, NoDefault: true, Mode: ReadOnly,
 		Doc: "Rack of this broker, for rack-aware placement."},
+	{Name: "max.connections", Type: TypeInt, Default: "2147483647", Check: atLeast(0), Mode: ClusterWide,
+		Doc: "Most client connections the broker holds open at once; new ones beyond it are closed at once."},
+	{Name: "max.connections.per.ip", Type: TypeInt, Default: "2147483647", Check: atLeast(0), Mode: ClusterWide,
+		Doc: "Most connections from one IP address."},
+	{Name: "max.connections.per.ip.overrides", Type: TypeString, Default: "", Check: checkIPOverrides, Mode: ClusterWide,
+		Doc: "Per-IP exceptions to max.connections.per.ip, as ip:count,ip:count."},
 }, topicSynonymDefs()...))
 
 // topicSynonymDefs gives every broker synonym of a topic config that is not

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"kbroker/internal/config"
 	"kbroker/internal/meta"
@@ -23,11 +24,16 @@ type Partitions struct {
 	log    *slog.Logger
 
 	mu sync.Mutex // serialises opening, so a partition is opened once
+
+	// minISR caches each topic's min.insync.replicas, which Produce checks
+	// on every acks=all request; rebuilt when configs change.
+	minISR atomic.Pointer[map[string]int]
 }
 
 // New wires logs to store and starts following metadata changes.
 func New(b *config.Broker, store *meta.Store, logs *storage.Manager, log *slog.Logger) *Partitions {
 	p := &Partitions{broker: b, store: store, logs: logs, log: log}
+	p.cacheSettings(store.Snapshot())
 	store.OnChange(p.apply)
 	return p
 }
@@ -73,6 +79,23 @@ func (p *Partitions) OpenAll(snap *meta.Snapshot) error {
 	return nil
 }
 
+// MinInsyncReplicas is the topic's effective min.insync.replicas.
+func (p *Partitions) MinInsyncReplicas(topic string) int {
+	if n, ok := (*p.minISR.Load())[topic]; ok {
+		return n
+	}
+	return 1
+}
+
+func (p *Partitions) cacheSettings(snap *meta.Snapshot) {
+	m := make(map[string]int, len(snap.Topics))
+	for name := range snap.Topics {
+		n, _ := strconv.Atoi(config.TopicValue("min.insync.replicas", p.Layers(snap, name)))
+		m[name] = n
+	}
+	p.minISR.Store(&m)
+}
+
 // apply reacts to a metadata change: deleted topics lose their logs, and
 // open logs of topics whose effective configs may have changed get them.
 func (p *Partitions) apply(old, cur *meta.Snapshot) {
@@ -86,6 +109,9 @@ func (p *Partitions) apply(old, cur *meta.Snapshot) {
 		}
 	}
 	brokerChanged := !sameConfigs(old.BrokerConfigs, cur.BrokerConfigs)
+	if brokerChanged || len(old.Topics) != len(cur.Topics) || !sameConfigs(old.TopicConfigs, cur.TopicConfigs) {
+		p.cacheSettings(cur)
+	}
 	for name, t := range cur.Topics {
 		if !brokerChanged && sameConfig(old.TopicConfigs[name], cur.TopicConfigs[name]) {
 			continue

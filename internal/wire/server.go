@@ -26,8 +26,19 @@ type ListenerSpec struct {
 	Name, Protocol, Addr string
 }
 
+// Limits bound how many connections the server holds (Kafka's
+// max.connections, max.connections.per.ip and its overrides).
+type Limits struct {
+	MaxConnections int
+	MaxPerIP       int
+	PerIPOverrides map[string]int
+}
+
 // Options configure a Server.
 type Options struct {
+	// Limits returns the current connection limits; it is asked on every
+	// accept, so dynamic changes apply to the next connection. Nil: none.
+	Limits func() Limits
 	MaxRequestBytes int32         // socket.request.max.bytes
 	IdleTimeout     time.Duration // connections.max.idle.ms; 0 disables
 	Metrics         *metrics.Broker
@@ -46,9 +57,12 @@ type Server struct {
 	ctx    context.Context // cancelled when draining
 	cancel context.CancelFunc
 
+	limits func() Limits
+
 	mu        sync.Mutex
 	listeners []net.Listener
 	conns     map[*Conn]struct{}
+	perIP     map[string]int
 	wg        sync.WaitGroup
 	nextID    atomic.Uint64
 }
@@ -59,7 +73,8 @@ func NewServer(handler Handler, opts Options) *Server {
 	s := &Server{
 		handler: handler, maxRequestBytes: opts.MaxRequestBytes, idleTimeout: opts.IdleTimeout,
 		metrics: opts.Metrics, log: opts.Logger, ctx: ctx, cancel: cancel,
-		conns: map[*Conn]struct{}{}, timers: map[int16]*metrics.RequestTimer{},
+		conns: map[*Conn]struct{}{}, perIP: map[string]int{}, timers: map[int16]*metrics.RequestTimer{},
+		limits: opts.Limits,
 	}
 	if s.metrics != nil {
 		for key := int16(0); key < 100; key++ {
@@ -118,13 +133,21 @@ func (s *Server) accept(ln net.Listener, spec ListenerSpec) {
 			Principal: "User:ANONYMOUS", nc: nc, srv: s,
 		}
 		c.log = s.log.With("conn", c.ID, "remote", c.Remote.String(), "listener", spec.Name)
+		ip := c.RemoteIP()
 		s.mu.Lock()
 		if s.ctx.Err() != nil {
 			s.mu.Unlock()
 			nc.Close()
 			return
 		}
+		if reason := s.overLimit(ip); reason != "" {
+			s.mu.Unlock()
+			c.log.Info("refusing connection", "reason", reason)
+			nc.Close()
+			continue
+		}
 		s.conns[c] = struct{}{}
+		s.perIP[ip]++
 		s.wg.Add(1)
 		s.mu.Unlock()
 		if gauge != nil {
@@ -135,12 +158,35 @@ func (s *Server) accept(ln net.Listener, spec ListenerSpec) {
 			c.serve(s.ctx)
 			s.mu.Lock()
 			delete(s.conns, c)
+			if s.perIP[ip]--; s.perIP[ip] == 0 {
+				delete(s.perIP, ip)
+			}
 			s.mu.Unlock()
 			if gauge != nil {
 				gauge.Dec()
 			}
 		}()
 	}
+}
+
+// overLimit says why a new connection from ip must be refused, or "". The
+// caller holds s.mu.
+func (s *Server) overLimit(ip string) string {
+	if s.limits == nil {
+		return ""
+	}
+	l := s.limits()
+	if len(s.conns) >= l.MaxConnections {
+		return "max.connections reached"
+	}
+	perIP := l.MaxPerIP
+	if n, ok := l.PerIPOverrides[ip]; ok {
+		perIP = n
+	}
+	if s.perIP[ip] >= perIP {
+		return "max.connections.per.ip reached for " + ip
+	}
+	return ""
 }
 
 func (s *Server) observe(req *Request, d time.Duration) {
