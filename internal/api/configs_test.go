@@ -463,7 +463,7 @@ func TestMinInsyncReplicasRefusesAcksAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	all, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.RecordRetries(1), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.RetryBackoffFn(func(int) time.Duration { return 10 * time.Millisecond }))
+		kgo.RetryBackoffFn(func(int) time.Duration { return 10 * time.Millisecond }), kgo.MetadataMinAge(10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
