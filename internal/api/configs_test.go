@@ -1,12 +1,15 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -521,5 +524,49 @@ func TestMaxConnectionsPerIPIsDynamic(t *testing.T) {
 	nc.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
 	if _, err := nc.Read(make([]byte, 1)); errors.Is(err, io.EOF) {
 		t.Fatal("connections still refused after the limit was removed")
+	}
+}
+
+// syncBuffer is a log destination safe for the broker's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestAppliedConfigChangesAreAuditedOnce(t *testing.T) {
+	var logs syncBuffer
+	b := brokertest.Start(t, nil, broker.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	cl, adm := client(t, b)
+	if _, err := adm.CreateTopic(ctx(t), 1, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	incremental(t, cl, kmsg.ConfigResourceTypeTopic, "t", false, op("retention.ms", kmsg.IncrementalAlterConfigOpSet, "1000"))
+	incremental(t, cl, kmsg.ConfigResourceTypeTopic, "t", true, op("retention.ms", kmsg.IncrementalAlterConfigOpSet, "2000"))
+	incremental(t, cl, kmsg.ConfigResourceTypeTopic, "t", false, op("retention.ms", kmsg.IncrementalAlterConfigOpSet, "bad"))
+	var audit []string
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "logger=kbroker.audit") {
+			audit = append(audit, line)
+		}
+	}
+	if len(audit) != 1 {
+		t.Fatalf("want exactly one audit line (validate-only and failed changes are not applied), got %q", audit)
+	}
+	for _, want := range []string{"principal=User:ANONYMOUS", "resource_type=topic", "resource=t", "key=retention.ms", "old=null", "new=1000"} {
+		if !strings.Contains(audit[0], want) {
+			t.Errorf("audit line %q lacks %q", audit[0], want)
+		}
 	}
 }
