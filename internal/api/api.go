@@ -6,6 +6,7 @@ package api
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -61,6 +62,7 @@ type Deps struct {
 type Server struct {
 	Deps
 	producerIDs producerIDs
+	topicBase   atomic.Pointer[topicBaseCache]
 }
 
 // New returns the API server over deps.

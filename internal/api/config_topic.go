@@ -7,7 +7,9 @@ package api
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -26,12 +28,38 @@ func (topicConfigResource) describe(s *Server, snap *meta.Snapshot, name string)
 	if snap.Topics[name] == nil {
 		return nil, newError(kerr.UnknownTopicOrPartition, "")
 	}
-	layers := s.Logs.Layers(snap, name)
-	var out []configEntry
-	for _, d := range config.Topics.Defs() {
-		out = append(out, configEntry{Entry: config.ResolveTopic(d, layers), def: d, sensitive: d.Sensitive()})
+	base := s.topicConfigBase(snap)
+	overrides := snap.TopicConfigs[name]
+	out := make([]configEntry, len(base))
+	for i, e := range base {
+		out[i] = e
+		if v, ok := overrides[e.Name]; ok {
+			out[i].Entry = config.WithTopicOverride(e.Entry, v)
+		}
 	}
 	return out, nil
+}
+
+// topicConfigBase is every topic config resolved without topic overrides,
+// sorted by name. It depends only on the broker-level layers, so it is
+// computed once per snapshot and shared by every topic described.
+func (s *Server) topicConfigBase(snap *meta.Snapshot) []configEntry {
+	if c := s.topicBase.Load(); c != nil && c.snap == snap {
+		return c.entries
+	}
+	layers := s.Logs.Layers(snap, "")
+	var out []configEntry
+	for _, d := range config.Topics.Defs() {
+		out = append(out, configEntry{Entry: config.TopicBase(d, layers), def: d, sensitive: d.Sensitive()})
+	}
+	slices.SortFunc(out, func(a, b configEntry) int { return strings.Compare(a.Name, b.Name) })
+	s.topicBase.Store(&topicBaseCache{snap: snap, entries: out})
+	return out
+}
+
+type topicBaseCache struct {
+	snap    *meta.Snapshot
+	entries []configEntry
 }
 
 func (topicConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn, name string, ops []configOp, replace, validateOnly bool) error {

@@ -49,7 +49,9 @@ func handleDescribeConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire
 			resp.Resources = append(resp.Resources, res)
 			continue
 		}
-		slices.SortFunc(entries, func(a, b configEntry) int { return strings.Compare(a.Name, b.Name) })
+		if !slices.IsSortedFunc(entries, byName) {
+			slices.SortFunc(entries, byName)
+		}
 		for _, e := range entries {
 			if len(rr.ConfigNames) > 0 && !slices.Contains(rr.ConfigNames, e.Name) {
 				continue
@@ -60,6 +62,8 @@ func handleDescribeConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire
 	}
 	return resp, nil
 }
+
+func byName(a, b configEntry) int { return strings.Compare(a.Name, b.Name) }
 
 // describedConfig renders one entry for the request's version and options.
 func describedConfig(req *kmsg.DescribeConfigsRequest, e configEntry) kmsg.DescribeConfigsResponseResourceConfig {

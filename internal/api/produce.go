@@ -72,9 +72,9 @@ func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, acks int16, r
 	}
 	// acks=all needs min.insync.replicas in sync; every partition has one
 	// replica here, so a topic asking for more cannot take acks=all writes.
-	if acks == -1 && s.Logs.MinInsyncReplicas(t.Name) > 1 {
+	if minISR := s.Logs.MinInsyncReplicas(snap, t.Name); acks == -1 && minISR > 1 {
 		return newError(kerr.NotEnoughReplicas, fmt.Sprintf("The size of the current ISR Set(%d) is insufficient to satisfy the min.isr requirement of %d for partition %s-%d",
-			s.nodeID(), s.Logs.MinInsyncReplicas(t.Name), t.Name, ref.partition))
+			s.nodeID(), minISR, t.Name, ref.partition))
 	}
 	res, err := l.Append(records, now)
 	if err != nil {

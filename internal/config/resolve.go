@@ -85,15 +85,22 @@ func brokerSynonyms(names []string, l Layers) []Entry {
 // (so a static log.retention.hours shows retention.ms as DEFAULT_CONFIG);
 // kbroker reports them, so the source always says where the value came from.
 func ResolveTopic(d *Def, l Layers) Entry {
-	var syns []Entry
+	base := TopicBase(d, l)
 	if v, ok := l.Topic[d.Name]; ok {
-		syns = append(syns, Entry{Name: d.Name, Value: &v, Source: SourceTopic})
+		return WithTopicOverride(base, v)
 	}
+	return base
+}
+
+// TopicBase resolves a topic config ignoring topic overrides: what every
+// topic without an override of d gets. Describing many topics resolves it
+// once and applies each topic's override with WithTopicOverride.
+func TopicBase(d *Def, l Layers) Entry {
 	names := make([]string, len(d.Synonyms))
 	for i, s := range d.Synonyms {
 		names[i] = s.Name
 	}
-	syns = append(syns, brokerSynonyms(names, l)...)
+	syns := brokerSynonyms(names, l)
 	e := Entry{Name: d.Name, Source: SourceDefault, Synonyms: syns}
 	if len(syns) == 0 {
 		if !d.NoDefault {
@@ -114,6 +121,17 @@ func ResolveTopic(d *Def, l Layers) Entry {
 	}
 	e.Value = &v
 	return e
+}
+
+// WithTopicOverride is base with a topic override of value on top. base is
+// not modified.
+func WithTopicOverride(base Entry, value string) Entry {
+	v := value
+	top := Entry{Name: base.Name, Value: &v, Source: SourceTopic}
+	syns := make([]Entry, 0, len(base.Synonyms)+1)
+	syns = append(append(syns, top), base.Synonyms...)
+	top.Synonyms = syns
+	return top
 }
 
 // brokerSpellings are the keys that set the same broker setting in other

@@ -18,7 +18,7 @@ type Store struct {
 
 	mu        sync.Mutex
 	applied   *sync.Cond // signalled whenever snap advances
-	listeners []func(old, cur *Snapshot)
+	listeners []func(Event)
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -41,9 +41,37 @@ func Open(backend Backend, log *slog.Logger) (*Store, error) {
 // Snapshot returns the current view. It is immutable and safe to hold.
 func (s *Store) Snapshot() *Snapshot { return s.snap.Load() }
 
+// Event tells a listener what changed: the snapshots before and after, and
+// the changed keys. Full is set after a reload, when the changes are not
+// known and the listener must compare the snapshots itself.
+type Event struct {
+	Old, Cur *Snapshot
+	Changes  []Change
+	Full     bool
+}
+
+// ChangedTopics lists the topics whose metadata (topics/<name>) changed.
+func (e Event) ChangedTopics() []string { return e.changedNames(prefixTopics) }
+
+// ChangedTopicConfigs lists the topics whose config overrides changed.
+func (e Event) ChangedTopicConfigs() []string { return e.changedNames(prefixTopicConf) }
+
+// BrokerConfigsChanged reports whether any dynamic broker config changed.
+func (e Event) BrokerConfigsChanged() bool { return len(e.changedNames(prefixBrokerConf)) > 0 }
+
+func (e Event) changedNames(prefix string) []string {
+	var names []string
+	for _, c := range e.Changes {
+		if name, ok := nameAfter(c.Key, prefix); ok {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
 // OnChange registers fn to run after each new snapshot is installed, in
 // order, on the store's goroutine. Listeners must not block for long.
-func (s *Store) OnChange(fn func(old, cur *Snapshot)) {
+func (s *Store) OnChange(fn func(Event)) {
 	s.mu.Lock()
 	s.listeners = append(s.listeners, fn)
 	s.mu.Unlock()
@@ -91,11 +119,11 @@ func (s *Store) reload(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	s.install(snap)
+	s.install(snap, nil, true)
 	return rev, nil
 }
 
-func (s *Store) install(snap *Snapshot) {
+func (s *Store) install(snap *Snapshot, changes []Change, full bool) {
 	s.mu.Lock()
 	old := s.snap.Swap(snap)
 	listeners := s.listeners
@@ -105,7 +133,7 @@ func (s *Store) install(snap *Snapshot) {
 		return
 	}
 	for _, fn := range listeners {
-		fn(old, snap)
+		fn(Event{Old: old, Cur: snap, Changes: changes, Full: full})
 	}
 }
 
@@ -137,7 +165,7 @@ func (s *Store) follow(ctx context.Context, rev int64) {
 				}
 				break
 			}
-			s.install(next)
+			s.install(next, ev.Batch.Changes, false)
 			rev = ev.Batch.Rev
 		}
 		select {

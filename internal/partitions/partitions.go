@@ -7,6 +7,8 @@ package partitions
 import (
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -25,15 +27,15 @@ type Partitions struct {
 
 	mu sync.Mutex // serialises opening, so a partition is opened once
 
-	// minISR caches each topic's min.insync.replicas, which Produce checks
-	// on every acks=all request; rebuilt when configs change.
-	minISR atomic.Pointer[map[string]int]
+	// brokerMinISR caches the broker-level min.insync.replicas, which
+	// Produce checks on every acks=all request.
+	brokerMinISR atomic.Int32
 }
 
 // New wires logs to store and starts following metadata changes.
 func New(b *config.Broker, store *meta.Store, logs *storage.Manager, log *slog.Logger) *Partitions {
 	p := &Partitions{broker: b, store: store, logs: logs, log: log}
-	p.cacheSettings(store.Snapshot())
+	p.cacheBrokerSettings(store.Snapshot())
 	store.OnChange(p.apply)
 	return p
 }
@@ -79,28 +81,34 @@ func (p *Partitions) OpenAll(snap *meta.Snapshot) error {
 	return nil
 }
 
-// MinInsyncReplicas is the topic's effective min.insync.replicas.
-func (p *Partitions) MinInsyncReplicas(topic string) int {
-	if n, ok := (*p.minISR.Load())[topic]; ok {
-		return n
+// MinInsyncReplicas is the topic's effective min.insync.replicas in snap.
+func (p *Partitions) MinInsyncReplicas(snap *meta.Snapshot, topic string) int {
+	if v, ok := snap.TopicConfigs[topic]["min.insync.replicas"]; ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
 	}
-	return 1
+	return int(p.brokerMinISR.Load())
 }
 
-func (p *Partitions) cacheSettings(snap *meta.Snapshot) {
-	m := make(map[string]int, len(snap.Topics))
-	for name := range snap.Topics {
-		n, _ := strconv.Atoi(config.TopicValue("min.insync.replicas", p.Layers(snap, name)))
-		m[name] = n
-	}
-	p.minISR.Store(&m)
+// cacheBrokerSettings keeps the broker-level values that the hot path reads.
+func (p *Partitions) cacheBrokerSettings(snap *meta.Snapshot) {
+	n, _ := strconv.Atoi(config.TopicValue("min.insync.replicas", p.Layers(snap, "")))
+	p.brokerMinISR.Store(int32(n))
 }
 
-// apply reacts to a metadata change: deleted topics lose their logs, and
-// open logs of topics whose effective configs may have changed get them.
-func (p *Partitions) apply(old, cur *meta.Snapshot) {
-	for name, t := range old.Topics {
-		if nt, ok := cur.Topics[name]; !ok || nt.ID != t.ID {
+// apply reacts to a metadata change: deleted (or recreated) topics lose
+// their logs, and open logs whose effective configs may have changed get
+// them. It looks only at what the change touched, so creating the
+// ten-thousandth topic costs what creating the first did.
+func (p *Partitions) apply(ev meta.Event) {
+	deleted := ev.ChangedTopics()
+	if ev.Full {
+		deleted = slices.Collect(maps.Keys(ev.Old.Topics))
+	}
+	for _, name := range deleted {
+		t, nt := ev.Old.Topics[name], ev.Cur.Topics[name]
+		if t != nil && (nt == nil || nt.ID != t.ID) {
 			p.mu.Lock()
 			if err := p.logs.DeleteTopic(name); err != nil {
 				p.log.Error("deleting topic logs", "topic", name, "err", err)
@@ -108,43 +116,21 @@ func (p *Partitions) apply(old, cur *meta.Snapshot) {
 			p.mu.Unlock()
 		}
 	}
-	brokerChanged := !sameConfigs(old.BrokerConfigs, cur.BrokerConfigs)
-	if brokerChanged || len(old.Topics) != len(cur.Topics) || !sameConfigs(old.TopicConfigs, cur.TopicConfigs) {
-		p.cacheSettings(cur)
+	reconfigure := ev.ChangedTopicConfigs()
+	if ev.Full || ev.BrokerConfigsChanged() {
+		p.cacheBrokerSettings(ev.Cur)
+		reconfigure = slices.Collect(maps.Keys(ev.Cur.Topics))
 	}
-	for name, t := range cur.Topics {
-		if !brokerChanged && sameConfig(old.TopicConfigs[name], cur.TopicConfigs[name]) {
+	for _, name := range reconfigure {
+		t := ev.Cur.Topics[name]
+		if t == nil {
 			continue
 		}
-		cfg := config.StorageConfig(p.Layers(cur, name))
+		cfg := config.StorageConfig(p.Layers(ev.Cur, name))
 		for i := int32(0); i < t.Partitions; i++ {
 			if l := p.logs.Get(name, i); l != nil {
 				l.SetConfig(cfg)
 			}
 		}
 	}
-}
-
-func sameConfigs(a, b map[string]map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if !sameConfig(v, b[k]) {
-			return false
-		}
-	}
-	return true
-}
-
-func sameConfig(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
