@@ -25,6 +25,11 @@ var errorTable = []struct {
 	{storage.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
 	{storage.ErrUnknownProducerID, kerr.UnknownProducerID},
 	{storage.ErrStorage, kerr.KafkaStorageError},
+	{storage.ErrRecordListTooLarge, kerr.RecordListTooLarge},
+	{storage.ErrUnsupportedCompressionType, kerr.UnsupportedCompressionType},
+	// A log closed under a request: the partition is going away (topic
+	// deleted, broker stopping); the client refreshes metadata and retries.
+	{storage.ErrClosed, kerr.NotLeaderForPartition},
 	{meta.ErrTopicExists, kerr.TopicAlreadyExists},
 	{meta.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{meta.ErrInvalidPartions, kerr.InvalidPartitions},

@@ -1,0 +1,150 @@
+package storage
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"sort"
+)
+
+// Index entry sizes, as in Kafka: the offset index maps a relative offset (int32)
+// to a .log file position (int32); the time index maps a timestamp (int64) to a
+// relative offset (int32). Both are big-endian.
+const (
+	offsetEntrySize = 8
+	timeEntrySize   = 12
+)
+
+type offsetEntry struct {
+	rel int32 // offset - segment base offset (a batch's last offset, as Kafka writes it)
+	pos int32 // file position of that batch
+}
+
+type timeEntry struct {
+	ts  int64 // largest timestamp seen in the segment up to rel
+	rel int32
+}
+
+// The in-memory copies of the two index files of a segment. The files are caches
+// of what the .log says: they are appended to without fsync and are checked (and
+// rebuilt from the .log if they do not make sense) whenever they are loaded.
+
+func (s *segment) offsetIndexFull(maxBytes int32) bool {
+	return int64(len(s.off)+1)*offsetEntrySize > int64(maxBytes) ||
+		int64(len(s.tim)+1)*timeEntrySize > int64(maxBytes)
+}
+
+// lookupPos returns the position of the batch recorded for the largest indexed
+// offset <= target, or 0.
+func (s *segment) lookupPos(target int64) int64 {
+	rel := target - s.base
+	i := sort.Search(len(s.off), func(i int) bool { return int64(s.off[i].rel) > rel })
+	if i == 0 {
+		return 0
+	}
+	return int64(s.off[i-1].pos)
+}
+
+// lookupTime returns the offset to start scanning from for the first record with
+// timestamp >= ts: the offset of the last entry whose timestamp is strictly below
+// ts (every record up to it is older than ts), or the segment's base offset.
+func (s *segment) lookupTime(ts int64) int64 {
+	i := sort.Search(len(s.tim), func(i int) bool { return s.tim[i].ts >= ts })
+	if i == 0 {
+		return s.base
+	}
+	return s.base + int64(s.tim[i-1].rel)
+}
+
+func (s *segment) appendOffsetEntry(rel int32, pos int32) error {
+	if n := len(s.off); n > 0 && s.off[n-1].rel >= rel {
+		return nil
+	}
+	var b [offsetEntrySize]byte
+	binary.BigEndian.PutUint32(b[0:], uint32(rel))
+	binary.BigEndian.PutUint32(b[4:], uint32(pos))
+	if s.offF != nil {
+		if _, err := s.offF.WriteAt(b[:], int64(len(s.off))*offsetEntrySize); err != nil {
+			return err
+		}
+	}
+	s.off = append(s.off, offsetEntry{rel, pos})
+	return nil
+}
+
+// appendTimeEntry adds an entry only when the timestamp grows, like Kafka's
+// TimeIndex.maybeAppend, so entries are sorted by both fields.
+func (s *segment) appendTimeEntry(ts int64, rel int32) error {
+	if n := len(s.tim); n > 0 && (s.tim[n-1].ts >= ts || s.tim[n-1].rel > rel) {
+		return nil
+	}
+	var b [timeEntrySize]byte
+	binary.BigEndian.PutUint64(b[0:], uint64(ts))
+	binary.BigEndian.PutUint32(b[8:], uint32(rel))
+	if s.timF != nil {
+		if _, err := s.timF.WriteAt(b[:], int64(len(s.tim))*timeEntrySize); err != nil {
+			return err
+		}
+	}
+	s.tim = append(s.tim, timeEntry{ts, rel})
+	return nil
+}
+
+// readIndexFiles loads both index files and reports whether they are consistent
+// with a .log of size bytes.
+func (s *segment) readIndexFiles(size int64) (off []offsetEntry, tim []timeEntry, ok bool) {
+	ob, err1 := os.ReadFile(s.path + ".index")
+	tb, err2 := os.ReadFile(s.path + ".timeindex")
+	if err1 != nil || err2 != nil || len(ob)%offsetEntrySize != 0 || len(tb)%timeEntrySize != 0 {
+		return nil, nil, false
+	}
+	off = make([]offsetEntry, 0, len(ob)/offsetEntrySize)
+	for i := 0; i < len(ob); i += offsetEntrySize {
+		e := offsetEntry{int32(binary.BigEndian.Uint32(ob[i:])), int32(binary.BigEndian.Uint32(ob[i+4:]))}
+		if e.rel < 0 || e.pos < 0 || int64(e.pos) >= size {
+			return nil, nil, false
+		}
+		if n := len(off); n > 0 && (off[n-1].rel >= e.rel || off[n-1].pos >= e.pos) {
+			return nil, nil, false
+		}
+		off = append(off, e)
+	}
+	tim = make([]timeEntry, 0, len(tb)/timeEntrySize)
+	for i := 0; i < len(tb); i += timeEntrySize {
+		e := timeEntry{int64(binary.BigEndian.Uint64(tb[i:])), int32(binary.BigEndian.Uint32(tb[i+8:]))}
+		if e.rel < 0 {
+			return nil, nil, false
+		}
+		if n := len(tim); n > 0 && (tim[n-1].ts >= e.ts || tim[n-1].rel > e.rel) {
+			return nil, nil, false
+		}
+		tim = append(tim, e)
+	}
+	if size > 0 && len(tim) == 0 {
+		// A closed non-empty segment always ends with a time index entry (written at
+		// roll); without it its largest timestamp is unknown.
+		return nil, nil, false
+	}
+	return off, tim, true
+}
+
+// writeIndexFiles replaces both index files with the in-memory entries.
+func (s *segment) writeIndexFiles() error {
+	ob := make([]byte, 0, len(s.off)*offsetEntrySize)
+	for _, e := range s.off {
+		ob = binary.BigEndian.AppendUint32(ob, uint32(e.rel))
+		ob = binary.BigEndian.AppendUint32(ob, uint32(e.pos))
+	}
+	tb := make([]byte, 0, len(s.tim)*timeEntrySize)
+	for _, e := range s.tim {
+		tb = binary.BigEndian.AppendUint64(tb, uint64(e.ts))
+		tb = binary.BigEndian.AppendUint32(tb, uint32(e.rel))
+	}
+	if err := os.WriteFile(s.path+".index", ob, 0o644); err != nil {
+		return fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	if err := os.WriteFile(s.path+".timeindex", tb, 0o644); err != nil {
+		return fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	return nil
+}

@@ -1,0 +1,526 @@
+package storage
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// cleanShutdownFile is written by Close after everything was synced; when Open finds
+// it, the last segment's CRCs need not be re-verified (Kafka keeps the same marker,
+// .kafka_cleanshutdown, per log directory).
+const cleanShutdownFile = ".kbroker_cleanshutdown"
+
+// Log is one partition's log: a sequence of segments, the last one active.
+type Log struct {
+	dir string
+
+	// appendMu serializes every writer: Append, roll, EnforceRetention, SetConfig,
+	// Close. Readers never take it.
+	appendMu sync.Mutex
+	cfg      Config // guarded by appendMu
+	ps       *producerState
+	epoch    atomic.Int32 // partition leader epoch stamped into batches
+
+	// mu guards the segment list and closed. Writers replace the slice (append or
+	// reslice from the front), never modify its elements in place, so a reader may
+	// keep using a snapshot after releasing mu.
+	mu     sync.RWMutex
+	segs   []*segment
+	closed bool
+
+	end      atomic.Pointer[logEnd]
+	logStart atomic.Int64
+
+	chMu sync.Mutex
+	ch   chan struct{}
+
+	sealing sync.WaitGroup // background syncs of rolled segments
+}
+
+// logEnd is the log end offset and where it is in the active segment, published
+// atomically after each append so readers see offsets and bytes consistently.
+type logEnd struct {
+	offset int64
+	seg    *segment
+	pos    int64
+}
+
+// AppendResult is what Append tells the Produce handler.
+type AppendResult struct {
+	BaseOffset, LastOffset int64
+	LogAppendTime          int64 // -1 unless LogAppendTime
+	LogStartOffset         int64
+	Duplicate              bool // idempotent retry of an already-written batch: offsets are the original ones, nothing re-appended
+}
+
+// Open opens (creating if missing) the log in dir, recovering after a crash: the
+// last segment is scanned, a torn/corrupt tail (partial batch, bad CRC) is
+// truncated, indexes rebuilt if damaged, and the idempotent-producer state is
+// rebuilt from the batch headers.
+func Open(dir string, cfg Config) (*Log, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	l := &Log{dir: dir, cfg: cfg.normalized(), ps: newProducerState(), ch: make(chan struct{})}
+	bases, err := l.listSegments()
+	if err != nil {
+		return nil, err
+	}
+	clean := false
+	if err := os.Remove(filepath.Join(dir, cleanShutdownFile)); err == nil {
+		clean = true
+	}
+	if err := l.loadSegments(bases, clean); err != nil {
+		for _, s := range l.segs {
+			s.close()
+		}
+		return nil, err
+	}
+	return l, nil
+}
+
+// listSegments returns the base offsets of the .log files in the directory, after
+// removing leftovers: files marked .deleted and index files with no .log.
+func (l *Log) listSegments() ([]int64, error) {
+	ents, err := os.ReadDir(l.dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	logs := map[string]bool{}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".log") {
+			logs[strings.TrimSuffix(e.Name(), ".log")] = true
+		}
+	}
+	var bases []int64
+	for _, e := range ents {
+		name := e.Name()
+		ext := filepath.Ext(name)
+		stem := strings.TrimSuffix(name, ext)
+		switch ext {
+		case ".deleted":
+			os.Remove(filepath.Join(l.dir, name))
+		case ".index", ".timeindex":
+			if !logs[stem] {
+				os.Remove(filepath.Join(l.dir, name))
+			}
+		case ".log":
+			b, err := strconv.ParseInt(stem, 10, 64)
+			if err != nil || b < 0 || len(stem) != 20 {
+				continue
+			}
+			bases = append(bases, b)
+		}
+	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+	return bases, nil
+}
+
+func (l *Log) loadSegments(bases []int64, clean bool) error {
+	prevLast := int64(-1)
+	for i, base := range bases {
+		s, err := openSegmentFile(l.dir, base)
+		if err != nil {
+			return err
+		}
+		last := i == len(bases)-1
+		s.interval = l.cfg.IndexIntervalBytes
+		l.segs = append(l.segs, s)
+		end, err := l.recoverSegment(s, prevLast, last, last && !clean)
+		if err != nil {
+			return err
+		}
+		if end < s.size.Load() {
+			// Everything from the first bad batch on is dropped, including later
+			// segments, as Kafka's recovery does: offsets must stay contiguous.
+			if err := s.f.Truncate(end); err != nil {
+				return fmt.Errorf("%w: truncating %s.log: %v", ErrStorage, s.path, err)
+			}
+			s.size.Store(end)
+			for _, later := range bases[i+1:] {
+				p := segmentPath(l.dir, later)
+				for _, ext := range []string{".log", ".index", ".timeindex"} {
+					os.Remove(p + ext)
+				}
+			}
+			if !last {
+				// This segment becomes the active one: rebuild its index for appending.
+				s.imu.Lock()
+				err := s.rebuildIndexLocked(l.cfg.IndexIntervalBytes)
+				s.imu.Unlock()
+				if err != nil {
+					return err
+				}
+				s.rollBaseTs = firstBatchTimestamp(s)
+			}
+			break
+		}
+		prevLast = s.lastOffset
+	}
+	if len(l.segs) == 0 {
+		s, err := createSegment(l.dir, 0)
+		if err != nil {
+			return err
+		}
+		l.segs = append(l.segs, s)
+	} else {
+		active := l.segs[len(l.segs)-1]
+		if err := active.writeIndexFiles(); err != nil {
+			return err
+		}
+		if err := active.openIndexFilesForAppend(false); err != nil {
+			return err
+		}
+		active.bytesSinceIndex = bytesSinceLastEntry(active)
+	}
+	active := l.segs[len(l.segs)-1]
+	next := active.lastOffset + 1
+	if active.size.Load() == 0 {
+		next = active.base
+	}
+	l.end.Store(&logEnd{offset: next, seg: active, pos: active.size.Load()})
+	l.logStart.Store(l.segs[0].base)
+	return nil
+}
+
+// recoverSegment scans a segment's batch headers (and CRCs when verify), feeding the
+// producer state, and returns the end of its valid prefix. The active segment's
+// index is rebuilt in memory during the scan.
+func (l *Log) recoverSegment(s *segment, prevLast int64, active, verify bool) (int64, error) {
+	size := s.size.Load()
+	if active {
+		s.imu.Lock()
+		defer s.imu.Unlock()
+		s.loaded = true
+	}
+	var since int64
+	var buf []byte
+	pos := int64(0)
+	for pos < size {
+		if size-pos < batchHeaderSize {
+			break
+		}
+		var hb [batchHeaderSize]byte
+		if err := s.readAt(hb[:], pos); err != nil {
+			return 0, err
+		}
+		h, ok := parseHeader(hb[:])
+		if !ok || pos+h.size > size || h.baseOffset <= prevLast || h.baseOffset < s.base ||
+			h.lastOffset-s.base > math.MaxInt32 {
+			break
+		}
+		if verify {
+			if int64(cap(buf)) < h.size {
+				buf = make([]byte, h.size)
+			}
+			b := buf[:h.size]
+			if err := s.readAt(b, pos); err != nil {
+				return 0, err
+			}
+			if batchCRC(b) != uint32(int32(beUint32(b[posCRC:]))) {
+				break
+			}
+		}
+		if active {
+			s.indexBatch(&h, pos, &since, l.cfg.IndexIntervalBytes)
+		} else if h.maxTimestamp > s.maxTs {
+			s.maxTs, s.maxTsOff = h.maxTimestamp, h.lastOffset
+		}
+		if pos == 0 {
+			s.rollBaseTs = h.maxTimestamp
+		}
+		if h.producerID >= 0 && h.attributes&attrControl == 0 {
+			l.ps.update(h.producerID, h.producerEpoch, batchMeta{
+				firstSeq:     h.baseSequence,
+				lastSeq:      incrementSequence(h.baseSequence, int32(h.lastOffset-h.baseOffset)),
+				firstOffset:  h.baseOffset,
+				lastOffset:   h.lastOffset,
+				maxTimestamp: h.maxTimestamp,
+			})
+		}
+		s.lastOffset = h.lastOffset
+		prevLast = h.lastOffset
+		pos += h.size
+	}
+	return pos, nil
+}
+
+func firstBatchTimestamp(s *segment) int64 {
+	if s.size.Load() == 0 {
+		return -1
+	}
+	h, err := s.readHeader(0, s.size.Load())
+	if err != nil {
+		return -1
+	}
+	return h.maxTimestamp
+}
+
+// bytesSinceLastEntry recomputes, for a reopened active segment, how many bytes
+// were appended after its last offset index entry.
+func bytesSinceLastEntry(s *segment) int64 {
+	if len(s.off) == 0 {
+		return s.size.Load()
+	}
+	return s.size.Load() - int64(s.off[len(s.off)-1].pos)
+}
+
+// SetConfig applies a topic config change; it takes effect from the next append or
+// retention run, as in Kafka.
+func (l *Log) SetConfig(cfg Config) {
+	l.appendMu.Lock()
+	l.cfg = cfg.normalized()
+	l.appendMu.Unlock()
+}
+
+// SetLeaderEpoch sets the partition leader epoch stamped into appended batches
+// (Kafka writes the leader epoch into each batch; clients use it to detect
+// truncation). It defaults to 0.
+func (l *Log) SetLeaderEpoch(epoch int32) { l.epoch.Store(epoch) }
+
+// Dir returns the partition directory.
+func (l *Log) Dir() string { return l.dir }
+
+// Append validates one produced v2 record batch (the raw bytes from the Produce
+// request, which the caller no longer touches), assigns offsets by writing base
+// offset into it, applies LogAppendTime if configured (rewriting max
+// timestamp/attributes and CRC as Kafka does), checks idempotent-producer sequence,
+// and writes it. now is the broker clock.
+func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.isClosed() {
+		return AppendResult{}, ErrClosed
+	}
+	cfg := &l.cfg
+	bi, err := validateBatch(batch, cfg, now, cfg.SegmentBytes)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	h := &bi.hdr
+	next := l.end.Load().offset
+	if bi.hasProducerID() {
+		if dup, ok := l.ps.findDuplicate(h.ProducerID, h.ProducerEpoch, h.FirstSequence, bi.lastSequence()); ok {
+			res := AppendResult{BaseOffset: dup.firstOffset, LastOffset: dup.lastOffset, LogAppendTime: -1,
+				LogStartOffset: l.logStart.Load(), Duplicate: true}
+			if cfg.TimestampType == LogAppendTime {
+				res.LogAppendTime = dup.maxTimestamp
+			}
+			return res, nil
+		}
+		if err := l.ps.check(h.ProducerID, h.ProducerEpoch, h.FirstSequence, next); err != nil {
+			return AppendResult{}, err
+		}
+	}
+	nowMs := now.UnixMilli()
+	incomingTs := bi.maxTimestamp
+	if cfg.TimestampType == LogAppendTime {
+		incomingTs = nowMs
+	}
+	lastOffset := next + int64(h.LastOffsetDelta)
+	seg, err := l.maybeRoll(int64(len(batch)), incomingTs, lastOffset, now)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	maxTs := stamp(batch, &bi, next, l.epoch.Load(), cfg, nowMs)
+
+	pos := seg.size.Load()
+	if _, err := seg.f.WriteAt(batch, pos); err != nil {
+		// size was not advanced: the partial bytes are overwritten by the next
+		// append, or truncated by recovery.
+		return AppendResult{}, fmt.Errorf("%w: writing %s.log: %v", ErrStorage, seg.path, err)
+	}
+	seg.size.Store(pos + int64(len(batch)))
+	seg.imu.Lock()
+	hdr := batchHeader{baseOffset: next, size: int64(len(batch)), lastOffset: lastOffset, maxTimestamp: maxTs}
+	// The batch is written: an index write error must not fail the produce. The
+	// index is a cache and is checked and rebuilt from the .log when reopened.
+	_ = seg.indexBatch(&hdr, pos, &seg.bytesSinceIndex, cfg.IndexIntervalBytes)
+	seg.lastOffset = lastOffset
+	seg.imu.Unlock()
+	if pos == 0 {
+		seg.rollBaseTs = maxTs
+	}
+	if bi.hasProducerID() {
+		l.ps.update(h.ProducerID, h.ProducerEpoch, batchMeta{
+			firstSeq: h.FirstSequence, lastSeq: bi.lastSequence(),
+			firstOffset: next, lastOffset: lastOffset, maxTimestamp: maxTs,
+		})
+	}
+	l.end.Store(&logEnd{offset: lastOffset + 1, seg: seg, pos: pos + int64(len(batch))})
+	l.notify()
+	res := AppendResult{BaseOffset: next, LastOffset: lastOffset, LogAppendTime: -1, LogStartOffset: l.logStart.Load()}
+	if cfg.TimestampType == LogAppendTime {
+		res.LogAppendTime = nowMs
+	}
+	return res, nil
+}
+
+// maybeRoll starts a new segment when Kafka would (LogSegment.shouldRoll): the
+// batch would overflow segment.bytes, segment.ms passed since the segment's first
+// batch timestamp (measured with the incoming batch's timestamp, as Kafka does), an
+// index is full, or the offsets would not fit an index's int32 relative offset.
+func (l *Log) maybeRoll(size, incomingTs, lastOffset int64, now time.Time) (*segment, error) {
+	seg := l.active()
+	cur := seg.size.Load()
+	if cur == 0 {
+		return seg, nil
+	}
+	seg.imu.RLock()
+	full := seg.offsetIndexFull(l.cfg.SegmentIndexBytes)
+	seg.imu.RUnlock()
+	if cur > l.cfg.SegmentBytes-size || seg.timeWaited(now.UnixMilli(), incomingTs) > l.cfg.SegmentMs ||
+		full || lastOffset-seg.base > math.MaxInt32 {
+		return l.roll()
+	}
+	return seg, nil
+}
+
+func (s *segment) timeWaited(nowMs, ts int64) int64 {
+	if s.rollBaseTs >= 0 {
+		return ts - s.rollBaseTs
+	}
+	return nowMs - s.created.UnixMilli()
+}
+
+// roll seals the active segment and creates a new one at the log end offset.
+// The old segment's fsync runs in the background so appends are not held up.
+func (l *Log) roll() (*segment, error) {
+	old := l.active()
+	end := l.end.Load()
+	s, err := createSegment(l.dir, end.offset)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	l.segs = append(l.segs[:len(l.segs):len(l.segs)], s)
+	l.mu.Unlock()
+	l.end.Store(&logEnd{offset: end.offset, seg: s, pos: 0})
+	l.sealing.Add(1)
+	go func() {
+		defer l.sealing.Done()
+		old.fmu.RLock()
+		defer old.fmu.RUnlock()
+		if !old.closed {
+			old.seal()
+		}
+	}()
+	return s, nil
+}
+
+func (l *Log) active() *segment {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.segs[len(l.segs)-1]
+}
+
+func (l *Log) isClosed() bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.closed
+}
+
+func (l *Log) notify() {
+	l.chMu.Lock()
+	close(l.ch)
+	l.ch = make(chan struct{})
+	l.chMu.Unlock()
+}
+
+// Changed returns a channel closed by the next successful append (for Fetch long
+// polling; one channel shared by all waiters, replaced on each append). It is also
+// closed when the log is closed, so no waiter outlives the log.
+func (l *Log) Changed() <-chan struct{} {
+	l.chMu.Lock()
+	defer l.chMu.Unlock()
+	return l.ch
+}
+
+// HighWatermark is the next offset to be written (single replica: the log end offset).
+func (l *Log) HighWatermark() int64 { return l.end.Load().offset }
+
+// LogStartOffset is the first offset still in the log.
+func (l *Log) LogStartOffset() int64 { return l.logStart.Load() }
+
+// Size is the total size of the log's segments in bytes.
+func (l *Log) Size() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	var n int64
+	for _, s := range l.segs {
+		n += s.size.Load()
+	}
+	return n
+}
+
+// Close syncs and closes the log; later calls return ErrClosed.
+func (l *Log) Close() error {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	l.closed = true
+	segs := l.segs
+	l.mu.Unlock()
+	l.sealing.Wait()
+	var err error
+	active := segs[len(segs)-1]
+	active.imu.Lock()
+	for _, f := range []*os.File{active.offF, active.timF} {
+		if f == nil {
+			continue
+		}
+		if e := f.Sync(); e != nil && err == nil {
+			err = e
+		}
+	}
+	active.imu.Unlock()
+	if e := active.f.Sync(); e != nil && err == nil {
+		err = e
+	}
+	for _, s := range segs {
+		if e := s.close(); e != nil && err == nil {
+			err = e
+		}
+	}
+	if err == nil {
+		if f, e := os.Create(filepath.Join(l.dir, cleanShutdownFile)); e == nil {
+			f.Close()
+		}
+	} else {
+		err = fmt.Errorf("%w: closing log %s: %v", ErrStorage, l.dir, err)
+	}
+	l.chMu.Lock()
+	close(l.ch)
+	l.ch = closedChan
+	l.chMu.Unlock()
+	return err
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Delete closes the log and removes its directory.
+func (l *Log) Delete() error {
+	// Removing the directory is what the caller wants; an I/O error while closing
+	// does not change that.
+	_ = l.Close()
+	if err := os.RemoveAll(l.dir); err != nil {
+		return fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	return nil
+}
+
+func beUint32(b []byte) uint32 {
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}

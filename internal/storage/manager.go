@@ -1,0 +1,325 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+const partitionMetadataFile = "partition.metadata"
+
+// deleteSuffix marks a partition directory renamed for asynchronous deletion, as
+// Kafka names them: "<topic>-<partition>.<uuid without dashes>-delete".
+const deleteSuffix = "-delete"
+
+type partitionKey struct {
+	topic     string
+	partition int32
+}
+
+// Manager owns every partition log under the broker's log.dirs (Kafka's LogManager).
+type Manager struct {
+	dirs   []string
+	logger *slog.Logger
+
+	mu     sync.Mutex
+	logs   map[partitionKey]*Log
+	closed bool
+
+	deleting sync.WaitGroup
+}
+
+// OpenManager remembers dirs, creating them, and starts removing directories a
+// previous run had marked for deletion.
+func OpenManager(dirs []string, logger *slog.Logger) (*Manager, error) {
+	if len(dirs) == 0 {
+		return nil, errors.New("storage: no log directories")
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	m := &Manager{dirs: append([]string(nil), dirs...), logger: logger, logs: map[partitionKey]*Log{}}
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("%w: creating log dir %s: %v", ErrStorage, d, err)
+		}
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+		}
+		for _, e := range ents {
+			if e.IsDir() && strings.HasSuffix(e.Name(), deleteSuffix) {
+				m.removeAsync(filepath.Join(d, e.Name()))
+			}
+		}
+	}
+	return m, nil
+}
+
+func partitionDirName(topic string, partition int32) string {
+	return topic + "-" + strconv.Itoa(int(partition))
+}
+
+// Log opens or creates partition (topic, partition) in "<dir>/<topic>-<partition>".
+// topicID is kept in partition.metadata as Kafka does, so that the directory of a
+// deleted topic recreated with the same name is recognised as stale and replaced.
+func (m *Manager) Log(topic string, partition int32, topicID [16]byte, cfg Config) (*Log, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	key := partitionKey{topic, partition}
+	if l := m.logs[key]; l != nil {
+		if id, ok := readTopicID(l.dir); ok && id == topicID {
+			l.SetConfig(cfg)
+			return l, nil
+		}
+		// The open log belongs to an earlier incarnation of the topic.
+		delete(m.logs, key)
+		if err := m.retire(l.dir, l); err != nil {
+			return nil, err
+		}
+	}
+	name := partitionDirName(topic, partition)
+	dir := ""
+	for _, d := range m.dirs {
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			if id, ok := readTopicID(p); ok && id != topicID {
+				m.logger.Info("replacing partition directory of a previous topic incarnation",
+					"dir", p, "old_topic_id", encodeTopicID(id), "topic_id", encodeTopicID(topicID))
+				if err := m.retire(p, nil); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			dir = p
+			break
+		}
+	}
+	if dir == "" {
+		dir = filepath.Join(m.leastLoadedDir(), name)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	if err := writeTopicID(dir, topicID); err != nil {
+		return nil, err
+	}
+	l, err := Open(dir, cfg)
+	if err != nil {
+		return nil, err
+	}
+	m.logs[key] = l
+	return l, nil
+}
+
+// leastLoadedDir picks the log dir holding the fewest partitions, as Kafka's
+// LogManager.nextLogDirs does.
+func (m *Manager) leastLoadedDir() string {
+	best, bestN := m.dirs[0], -1
+	for _, d := range m.dirs {
+		n := 0
+		ents, _ := os.ReadDir(d)
+		for _, e := range ents {
+			if e.IsDir() && !strings.HasSuffix(e.Name(), deleteSuffix) && isPartitionDirName(e.Name()) {
+				n++
+			}
+		}
+		if bestN < 0 || n < bestN {
+			best, bestN = d, n
+		}
+	}
+	return best
+}
+
+func isPartitionDirName(name string) bool {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 {
+		return false
+	}
+	_, err := strconv.ParseInt(name[i+1:], 10, 32)
+	return err == nil
+}
+
+// Get returns the open log of a partition, or nil.
+func (m *Manager) Get(topic string, partition int32) *Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.logs[partitionKey{topic, partition}]
+}
+
+// DeleteTopic closes and removes all partitions of topic, open or only on disk.
+// Like Kafka, directories are renamed to "<topic>-<p>.<uuid>-delete" at once and
+// removed in the background.
+func (m *Manager) DeleteTopic(topic string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var firstErr error
+	for key, l := range m.logs {
+		if key.topic != topic {
+			continue
+		}
+		delete(m.logs, key)
+		if err := m.retire(l.dir, l); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	for _, d := range m.dirs {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			name := e.Name()
+			if !e.IsDir() || !strings.HasPrefix(name, topic+"-") || !isPartitionDirName(name) ||
+				strings.Contains(name[len(topic)+1:], "-") {
+				continue
+			}
+			if err := m.retire(filepath.Join(d, name), nil); err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}
+	}
+	return firstErr
+}
+
+// retire closes l (if open) and renames dir for deletion, then removes it in the
+// background. Caller holds m.mu.
+func (m *Manager) retire(dir string, l *Log) error {
+	if l != nil {
+		if err := l.Close(); err != nil && !errors.Is(err, ErrClosed) {
+			m.logger.Warn("closing deleted partition log", "dir", dir, "err", err)
+		}
+	}
+	id := strings.ReplaceAll(uuid.NewString(), "-", "")
+	target := dir + "." + id + deleteSuffix
+	if err := os.Rename(dir, target); err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return fmt.Errorf("%w: renaming %s for deletion: %v", ErrStorage, dir, err)
+	}
+	m.removeAsync(target)
+	return nil
+}
+
+func (m *Manager) removeAsync(dir string) {
+	m.deleting.Add(1)
+	go func() {
+		defer m.deleting.Done()
+		if err := os.RemoveAll(dir); err != nil {
+			m.logger.Warn("removing deleted partition directory", "dir", dir, "err", err)
+		}
+	}()
+}
+
+// RunRetention runs EnforceRetention on every log every interval
+// (log.retention.check.interval.ms) until ctx ends.
+func (m *Manager) RunRetention(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			m.mu.Lock()
+			logs := make([]*Log, 0, len(m.logs))
+			for _, l := range m.logs {
+				logs = append(logs, l)
+			}
+			m.mu.Unlock()
+			for _, l := range logs {
+				n, err := l.EnforceRetention(now)
+				if err != nil && !errors.Is(err, ErrClosed) {
+					m.logger.Warn("log retention", "dir", l.dir, "err", err)
+				} else if n > 0 {
+					m.logger.Info("deleted log segments", "dir", l.dir, "segments", n)
+				}
+			}
+		}
+	}
+}
+
+// Close closes every log and waits for background directory removals.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	logs := m.logs
+	m.logs = map[partitionKey]*Log{}
+	m.mu.Unlock()
+	var firstErr error
+	for _, l := range logs {
+		if err := l.Close(); err != nil && !errors.Is(err, ErrClosed) && firstErr == nil {
+			firstErr = err
+		}
+	}
+	m.deleting.Wait()
+	return firstErr
+}
+
+// partition.metadata, as Kafka writes it:
+//
+//	version: 0
+//	topic_id: <topic id, base64url without padding>
+func encodeTopicID(id [16]byte) string { return base64.RawURLEncoding.EncodeToString(id[:]) }
+
+func writeTopicID(dir string, id [16]byte) error {
+	p := filepath.Join(dir, partitionMetadataFile)
+	content := []byte("version: 0\ntopic_id: " + encodeTopicID(id) + "\n")
+	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, content) {
+		return nil
+	}
+	tmp := p + ".tmp"
+	f, err := os.Create(tmp)
+	if err == nil {
+		_, err = f.Write(content)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = os.Rename(tmp, p)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: writing %s: %v", ErrStorage, p, err)
+	}
+	return nil
+}
+
+func readTopicID(dir string) ([16]byte, bool) {
+	var id [16]byte
+	b, err := os.ReadFile(filepath.Join(dir, partitionMetadataFile))
+	if err != nil {
+		return id, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || strings.TrimSpace(k) != "topic_id" {
+			continue
+		}
+		raw, err := base64.RawURLEncoding.DecodeString(strings.TrimSpace(v))
+		if err != nil || len(raw) != 16 {
+			return id, false
+		}
+		copy(id[:], raw)
+		return id, true
+	}
+	return id, false
+}

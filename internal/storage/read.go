@@ -1,0 +1,244 @@
+package storage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// ReadResult is what Read returns to the Fetch handler.
+type ReadResult struct {
+	Records                       []byte
+	HighWatermark, LogStartOffset int64
+}
+
+// view is a consistent snapshot of the log for one read: the segments, the log end
+// and start offsets.
+type view struct {
+	segs     []*segment
+	end      *logEnd
+	logStart int64
+}
+
+func (l *Log) view() (view, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return view{}, ErrClosed
+	}
+	return view{segs: l.segs, end: l.end.Load(), logStart: l.logStart.Load()}, nil
+}
+
+// limit is how far a reader may read in s: the published end in the active
+// segment, the whole file in closed ones.
+func (v *view) limit(s *segment) int64 {
+	if s == v.end.seg {
+		return v.end.pos
+	}
+	return s.size.Load()
+}
+
+// segmentFor returns the index of the segment that would hold offset.
+func (v *view) segmentFor(offset int64) int {
+	i := sort.Search(len(v.segs), func(i int) bool { return v.segs[i].base > offset })
+	if i > 0 {
+		i--
+	}
+	return i
+}
+
+// maxReadRetries bounds how often a read restarts because retention deleted the
+// segment it was reading; each restart sees the new log start offset.
+const maxReadRetries = 3
+
+// Read returns whole record batches starting with the batch that contains offset,
+// at most maxBytes, except that if the first batch is larger than maxBytes it is
+// returned anyway when minOneBatch (KIP-74). offset == HighWatermark returns no
+// bytes and no error; offset outside [LogStartOffset, HighWatermark] ->
+// ErrOffsetOutOfRange.
+func (l *Log) Read(offset int64, maxBytes int32, minOneBatch bool) (ReadResult, error) {
+	for attempt := 0; ; attempt++ {
+		res, err := l.read(offset, maxBytes, minOneBatch)
+		if errors.Is(err, errSegmentGone) && attempt < maxReadRetries {
+			continue
+		}
+		if errors.Is(err, errSegmentGone) {
+			return res, fmt.Errorf("%w: offset %d was deleted while being read", ErrOffsetOutOfRange, offset)
+		}
+		return res, err
+	}
+}
+
+func (l *Log) read(offset int64, maxBytes int32, minOneBatch bool) (ReadResult, error) {
+	v, err := l.view()
+	if err != nil {
+		return ReadResult{}, err
+	}
+	res := ReadResult{HighWatermark: v.end.offset, LogStartOffset: v.logStart}
+	if offset == v.end.offset {
+		return res, nil
+	}
+	if offset < v.logStart || offset > v.end.offset {
+		return res, fmt.Errorf("%w: offset %d is outside [%d, %d]", ErrOffsetOutOfRange, offset, v.logStart, v.end.offset)
+	}
+	for i := v.segmentFor(offset); i < len(v.segs); i++ {
+		s := v.segs[i]
+		lim := v.limit(s)
+		pos, h, ok, err := s.findBatch(offset, lim)
+		if err != nil {
+			return res, err
+		}
+		if !ok {
+			if s == v.end.seg {
+				break
+			}
+			continue
+		}
+		n := min(int64(maxBytes), lim-pos)
+		if n < h.size {
+			if !minOneBatch {
+				return res, nil
+			}
+			n = h.size
+		}
+		buf := make([]byte, n)
+		if err := s.readAt(buf, pos); err != nil {
+			return res, err
+		}
+		res.Records = buf[:wholeBatches(buf)]
+		return res, nil
+	}
+	return res, nil
+}
+
+// wholeBatches returns the length of the prefix of b made of complete batches.
+func wholeBatches(b []byte) int {
+	n := 0
+	for len(b)-n >= logOverhead {
+		size := int(int32(binary.BigEndian.Uint32(b[n+posLength:]))) + logOverhead
+		if size < logOverhead || n+size > len(b) {
+			break
+		}
+		n += size
+	}
+	return n
+}
+
+// OffsetForTimestamp returns the earliest offset whose record timestamp >= ts, and
+// that record's timestamp (ListOffsets by time). As Kafka does, it searches the
+// first segment whose largest timestamp is >= ts, starting from the time index
+// entry below ts, then scans batches and their records. ok=false if none.
+func (l *Log) OffsetForTimestamp(ts int64) (offset, timestamp int64, ok bool, err error) {
+	for attempt := 0; ; attempt++ {
+		offset, timestamp, ok, err = l.offsetForTimestamp(ts)
+		if !errors.Is(err, errSegmentGone) || attempt >= maxReadRetries {
+			return
+		}
+	}
+}
+
+func (l *Log) offsetForTimestamp(ts int64) (int64, int64, bool, error) {
+	v, err := l.view()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	for _, s := range v.segs {
+		if s.size.Load() == 0 || s.largestTimestamp() < ts {
+			continue
+		}
+		if err := s.ensureIndex(); err != nil {
+			return 0, 0, false, err
+		}
+		s.imu.RLock()
+		from := s.lookupTime(ts)
+		s.imu.RUnlock()
+		lim := v.limit(s)
+		pos, h, found, err := s.findBatch(from, lim)
+		if err != nil {
+			return 0, 0, false, err
+		}
+		for found && pos < lim {
+			if h.maxTimestamp >= ts && h.lastOffset >= v.logStart {
+				off, rts, hit, err := s.firstRecordAtOrAfter(pos, h, ts, v.logStart)
+				if err != nil || hit {
+					return off, rts, hit, err
+				}
+			}
+			pos += h.size
+			if pos >= lim {
+				break
+			}
+			if h, err = s.readHeader(pos, lim); err != nil {
+				return 0, 0, false, err
+			}
+		}
+	}
+	return 0, 0, false, nil
+}
+
+// firstRecordAtOrAfter reads the batch at pos and returns its first record with
+// timestamp >= ts and offset >= minOffset.
+func (s *segment) firstRecordAtOrAfter(pos int64, h batchHeader, ts, minOffset int64) (int64, int64, bool, error) {
+	buf := make([]byte, h.size)
+	if err := s.readAt(buf, pos); err != nil {
+		return 0, 0, false, err
+	}
+	var off, rts int64
+	hit := false
+	err := recordTimestamps(buf, func(delta int32, t int64) bool {
+		if t >= ts && h.baseOffset+int64(delta) >= minOffset {
+			off, rts, hit = h.baseOffset+int64(delta), t, true
+			return false
+		}
+		return true
+	})
+	return off, rts, hit, err
+}
+
+// MaxTimestamp returns the offset and timestamp of the record with the largest
+// timestamp (ListOffsets -3, KIP-734): the first record carrying the largest batch
+// max timestamp of the segment that holds it. An empty log returns (-1, -1).
+func (l *Log) MaxTimestamp() (offset, timestamp int64, err error) {
+	for attempt := 0; ; attempt++ {
+		offset, timestamp, err = l.maxTimestamp()
+		if !errors.Is(err, errSegmentGone) || attempt >= maxReadRetries {
+			return
+		}
+	}
+}
+
+func (l *Log) maxTimestamp() (int64, int64, error) {
+	v, err := l.view()
+	if err != nil {
+		return 0, 0, err
+	}
+	var best *segment
+	bestTs, bestOff := int64(-1), int64(-1)
+	for _, s := range v.segs {
+		s.imu.RLock()
+		ts, off := s.maxTs, s.maxTsOff
+		s.imu.RUnlock()
+		if s.size.Load() > 0 && (best == nil || ts > bestTs) {
+			best, bestTs, bestOff = s, ts, off
+		}
+	}
+	if best == nil {
+		return -1, -1, nil
+	}
+	lim := v.limit(best)
+	pos, h, ok, err := best.findBatch(bestOff, lim)
+	if err != nil || !ok {
+		return -1, -1, err
+	}
+	off, ts, hit, err := best.firstRecordAtOrAfter(pos, h, bestTs, h.baseOffset)
+	if err != nil {
+		return 0, 0, err
+	}
+	if !hit || ts != bestTs {
+		// No record has exactly the batch's max timestamp (not possible for batches
+		// this broker validated); report the batch's last offset, as Kafka 3.7 did.
+		return h.lastOffset, bestTs, nil
+	}
+	return off, ts, nil
+}
