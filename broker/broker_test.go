@@ -3,6 +3,11 @@ package broker_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"kbroker/broker/brokertest"
+	"kbroker/internal/config"
 )
 
 func TestProduceConsumeRoundTrip(t *testing.T) {
@@ -43,5 +49,45 @@ func TestProduceConsumeRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		got += fs.NumRecords()
+	}
+}
+
+func TestMetricsEndpointCountsRequestsAndTopicBytes(t *testing.T) {
+	b := brokertest.Start(t, config.Properties{"metrics.listener": "127.0.0.1:0"})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic("m"), kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: make([]byte, 500)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + b.MetricsAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	text := string(body)
+	for _, want := range []string{
+		`kbroker_requests_total{api="Produce",version="`,
+		`kbroker_requests_total{api="ApiVersions",version="`,
+		`kbroker_request_duration_seconds_bucket{api="Metadata"`,
+		`kbroker_open_connections{listener="PLAINTEXT"}`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	re := regexp.MustCompile(`kbroker_topic_bytes_in_total\{topic="m"\} (\d+)`)
+	m := re.FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("/metrics lacks bytes in for topic m")
+	}
+	if n, _ := strconv.Atoi(m[1]); n < 500 {
+		t.Errorf("bytes in for m = %d, want at least the 500-byte record", n)
 	}
 }
