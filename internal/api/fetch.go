@@ -97,6 +97,9 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, fromReplica bool) (resp *kmsg
 				done = true
 				sp.ErrorCode, _ = errorCode(err)
 			}
+			if sp.RecordBatches == nil { // Kafka sends empty records, never null: librdkafka rejects MessageSetSize -1
+				sp.RecordBatches = []byte{}
+			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)

@@ -56,7 +56,7 @@ func (c *Conn) serve(ctx context.Context) {
 	readErr := make(chan error, 1)
 	go func() { readErr <- c.readLoop(ctx, reqs) }()
 
-	w := bufio.NewWriterSize(c.nc, 64<<10)
+	w := bufio.NewWriterSize(progressWriter{c: c, ctx: ctx}, 64<<10)
 	var buf []byte
 	for req := range reqs {
 		start := time.Now()
@@ -137,6 +137,49 @@ func (c *Conn) readLoop(ctx context.Context, reqs chan<- *Request) error {
 			return nil
 		}
 	}
+}
+
+// progressWriter writes to the socket in chunks, each of which must go out
+// within connections.max.idle.ms: Kafka expires a connection that has had
+// no socket activity for that long, and one blocked on a send to a client
+// that stopped reading has none. Without it such a client would hold its
+// connection, and the server's Close, forever. Once the server drains, each
+// chunk gets at most drainWriteTimeout.
+type progressWriter struct {
+	c   *Conn
+	ctx context.Context
+}
+
+// writeChunk is how much must make progress within one deadline, so a slow
+// reader of a large response is not taken for a stuck one.
+const writeChunk = 64 << 10
+
+// drainWriteTimeout is how long a draining server waits for a client to take
+// each chunk of the answers it is owed.
+const drainWriteTimeout = 3 * time.Second
+
+func (w progressWriter) Write(p []byte) (n int, err error) {
+	for len(p) > 0 {
+		chunk := p[:min(len(p), writeChunk)]
+		w.c.nc.SetWriteDeadline(w.deadline())
+		m, err := w.c.nc.Write(chunk)
+		n, p = n+m, p[m:]
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func (w progressWriter) deadline() time.Time {
+	d := w.c.srv.idleTimeout
+	if w.ctx.Err() != nil && (d <= 0 || d > drainWriteTimeout) {
+		d = drainWriteTimeout
+	}
+	if d <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(d)
 }
 
 // frameReadTimeout bounds how long a client may take to send the rest of a

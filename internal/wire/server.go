@@ -207,6 +207,8 @@ func (s *Server) Close() error {
 		// Wake a reader blocked on the socket; it stops reading, and the
 		// handler loop drains what was already queued.
 		c.nc.SetReadDeadline(time.Now())
+		// Wake a writer blocked on a client that stopped reading.
+		c.nc.SetWriteDeadline(time.Now().Add(drainWriteTimeout))
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
