@@ -44,6 +44,9 @@ type Snapshot struct {
 	// BrokerConfigs holds dynamic broker configs by broker id; "" is the
 	// cluster-wide default.
 	BrokerConfigs map[string]map[string]string
+	// Quotas holds client quota overrides by entity path (e.g.
+	// "users/alice/clients/c1", "clients/<default>", "ips/10.0.0.1").
+	Quotas map[string]map[string]float64
 }
 
 func emptySnapshot() *Snapshot {
@@ -52,6 +55,7 @@ func emptySnapshot() *Snapshot {
 		TopicIDs:      map[TopicID]*Topic{},
 		TopicConfigs:  map[string]map[string]string{},
 		BrokerConfigs: map[string]map[string]string{},
+		Quotas:        map[string]map[string]float64{},
 	}
 }
 
@@ -101,6 +105,14 @@ func (s *Snapshot) with(b Batch) (*Snapshot, error) {
 			if err := applyConfig(n.TopicConfigs, c, prefixTopicConf, ""); err != nil {
 				return nil, err
 			}
+		case isQuotaKey(c.Key):
+			path, _ := quotaPathOf(c.Key)
+			if cow("quotas") {
+				n.Quotas = maps.Clone(n.Quotas)
+			}
+			if err := applyQuota(n.Quotas, c, path); err != nil {
+				return nil, err
+			}
 		case hasPrefix(c.Key, prefixBrokerConf):
 			if cow("brokerconf") {
 				n.BrokerConfigs = maps.Clone(n.BrokerConfigs)
@@ -134,5 +146,7 @@ func applyConfig(m map[string]map[string]string, c Change, prefix, defaultName s
 	m[name] = conf
 	return nil
 }
+
+func isQuotaKey(key string) bool { _, ok := quotaPathOf(key); return ok }
 
 func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }

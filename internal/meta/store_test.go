@@ -111,3 +111,32 @@ func TestProducerIDBlocksNeverRepeat(t *testing.T) {
 		t.Fatalf("blocks start at %d, %d, %d", a, b, c)
 	}
 }
+
+func TestQuotaEntitiesStoredByPath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "meta.db")
+	ctx := context.Background()
+	s := openStore(t, path)
+	set := func(p string, v map[string]float64) error {
+		return s.UpdateQuota(ctx, p, func(map[string]float64, *Snapshot) (map[string]float64, error) { return v, nil })
+	}
+	for _, p := range []string{"users/alice", "users/alice/clients/c1", "users/<default>/clients/<default>", "clients/c%2A", "ips/127.0.0.1"} {
+		if err := set(p, map[string]float64{"producer_byte_rate": 1024}); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+	}
+	for _, bad := range []string{"users", "users/", "users/a/clients", "topics/t", "groups/g", "users/a/b/c"} {
+		if err := set(bad, map[string]float64{"x": 1}); err == nil {
+			t.Errorf("path %q accepted", bad)
+		}
+	}
+	if err := set("users/alice", nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openStore(t, path)
+	defer s.Close()
+	q := s.Snapshot().Quotas
+	if len(q) != 4 || q["users/alice/clients/c1"]["producer_byte_rate"] != 1024 || q["users/alice"] != nil {
+		t.Fatalf("quotas after reopen: %v", q)
+	}
+}
