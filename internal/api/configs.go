@@ -214,14 +214,7 @@ func (s *Server) checkAlterPolicy(res policy.ConfigResource, changed map[string]
 // auditConfigChange logs every key an applied change altered, once, with
 // who changed it; sensitive values are masked.
 func (s *Server) auditConfigChange(c *wire.Conn, res policy.ConfigResource, catalog *config.Catalog, before, after map[string]string) {
-	keys := map[string]bool{}
-	for k := range before {
-		keys[k] = true
-	}
-	for k := range after {
-		keys[k] = true
-	}
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
+	for _, k := range unionKeys(before, after) {
 		old, hadOld := before[k]
 		cur, hasNew := after[k]
 		if hadOld == hasNew && old == cur {
@@ -252,4 +245,16 @@ func orNull(v string, ok bool) string {
 
 func resourceTypeName(t policy.ResourceType) string {
 	return strings.ToLower(kmsg.ConfigResourceType(t).String())
+}
+
+// unionKeys lists the keys of a and b, sorted.
+func unionKeys[V any](a, b map[string]V) []string {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	return slices.Sorted(maps.Keys(keys))
 }

@@ -41,7 +41,10 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 	for _, rt := range req.Topics {
 		var t *meta.Topic
 		switch {
-		case rt.Topic == nil || *rt.Topic == "":
+		// By id only when the topic has no name, or an empty one with an
+		// id: an empty name alone is an invalid name, as in Kafka (before
+		// v10 there are no ids at all).
+		case rt.Topic == nil || *rt.Topic == "" && rt.TopicID != [16]byte{}:
 			t = snap.TopicIDs[meta.TopicID(rt.TopicID)]
 			if t == nil {
 				mt := kmsg.NewMetadataResponseTopic()
