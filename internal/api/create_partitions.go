@@ -63,6 +63,9 @@ func (s *Server) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsR
 			return err
 		}
 	}
+	if err := checkRecordCount(int64(rt.Count) - int64(t.Partitions)); err != nil {
+		return err
+	}
 	if validateOnly {
 		return nil
 	}

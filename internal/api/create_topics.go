@@ -30,16 +30,49 @@ func handleCreateTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 	for _, rt := range req.Topics {
 		counts[rt.Topic]++
 	}
-	for _, rt := range req.Topics {
+	// Validate every topic, then create the valid ones in one store
+	// transaction, so a request for many topics costs one durable commit.
+	snap := s.Store.Snapshot()
+	specs := make([]*topicSpec, len(req.Topics))
+	errs := make([]error, len(req.Topics))
+	var batch []meta.NewTopic
+	var batchIdx []int
+	for i, rt := range req.Topics {
+		if counts[rt.Topic] > 1 {
+			errs[i] = newError(kerr.InvalidRequest, fmt.Sprintf("Create topics request from client `%s` contains multiple entries for the following topics: %s", r.ClientID, rt.Topic))
+			continue
+		}
+		if specs[i], errs[i] = specFromRequest(rt); errs[i] == nil {
+			errs[i] = s.checkTopic(snap, specs[i])
+		}
+		if errs[i] == nil && !req.ValidateOnly {
+			batch = append(batch, meta.NewTopic{Topic: meta.Topic{Name: rt.Topic, Partitions: specs[i].partitions, ReplicationFactor: specs[i].replicationFactor}, Configs: specs[i].configs})
+			batchIdx = append(batchIdx, i)
+		}
+	}
+	created := make([]*meta.Topic, len(req.Topics))
+	if len(batch) > 0 {
+		topics, createErrs, err := s.Store.CreateTopics(ctx, batch)
+		for j, i := range batchIdx {
+			switch {
+			case err != nil:
+				errs[i] = err
+			case createErrs[j] != nil:
+				errs[i] = createErrs[j]
+			default:
+				created[i] = topics[j]
+				s.Logger.Info("created topic", "topic", topics[j].Name, "id", topics[j].ID.String(), "partitions", topics[j].Partitions)
+			}
+		}
+		snap = s.Store.Snapshot()
+	}
+	for i, rt := range req.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
-		var err error
-		if counts[rt.Topic] > 1 {
-			err = newError(kerr.InvalidRequest, fmt.Sprintf("Create topics request from client `%s` contains multiple entries for the following topics: %s", r.ClientID, rt.Topic))
-		} else {
-			err = s.createOne(ctx, req, rt, &st)
+		if errs[i] == nil {
+			s.describeCreated(snap, specs[i], created[i], &st)
 		}
-		st.ErrorCode, st.ErrorMessage = errorCode(err)
+		st.ErrorCode, st.ErrorMessage = errorCode(errs[i])
 		if req.Version < 1 {
 			st.ErrorMessage = nil
 		}
@@ -48,7 +81,8 @@ func handleCreateTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 	return resp, nil
 }
 
-func (s *Server) createOne(ctx context.Context, req *kmsg.CreateTopicsRequest, rt kmsg.CreateTopicsRequestTopic, st *kmsg.CreateTopicsResponseTopic) error {
+// specFromRequest reads one requested topic.
+func specFromRequest(rt kmsg.CreateTopicsRequestTopic) (*topicSpec, error) {
 	spec := &topicSpec{name: rt.Topic, partitions: rt.NumPartitions, replicationFactor: rt.ReplicationFactor,
 		configs: map[string]string{}}
 	if len(rt.ReplicaAssignment) > 0 {
@@ -59,28 +93,21 @@ func (s *Server) createOne(ctx context.Context, req *kmsg.CreateTopicsRequest, r
 	}
 	for _, cfg := range rt.Configs {
 		if cfg.Value == nil {
-			return newError(kerr.InvalidConfig, fmt.Sprintf("Null value not supported for topic configs: %s", cfg.Name))
+			return nil, newError(kerr.InvalidConfig, fmt.Sprintf("Null value not supported for topic configs: %s", cfg.Name))
 		}
 		spec.configs[cfg.Name] = *cfg.Value
 	}
-	snap := s.Store.Snapshot()
-	t := &meta.Topic{Name: rt.Topic}
-	if req.ValidateOnly {
-		if err := s.checkTopic(snap, spec); err != nil {
-			return err
-		}
-		t.Partitions, t.ReplicationFactor = spec.partitions, spec.replicationFactor
-	} else {
-		created, err := s.createTopic(ctx, spec)
-		if err != nil {
-			return err
-		}
-		t, snap = created, s.Store.Snapshot()
+	return spec, nil
+}
+
+// describeCreated fills what v5+ responses carry about the new (or, with
+// validate_only, would-be) topic: counts, id and effective configs.
+func (s *Server) describeCreated(snap *meta.Snapshot, spec *topicSpec, t *meta.Topic, st *kmsg.CreateTopicsResponseTopic) {
+	st.NumPartitions, st.ReplicationFactor = spec.partitions, spec.replicationFactor
+	if t != nil {
+		st.TopicID = t.ID
 	}
-	st.TopicID = t.ID
-	st.NumPartitions = t.Partitions
-	st.ReplicationFactor = t.ReplicationFactor
-	layers := s.Logs.Layers(snap, t.Name)
+	layers := s.Logs.Layers(snap, spec.name)
 	layers.Topic = spec.configs
 	for _, d := range config.Topics.Defs() {
 		e := config.ResolveTopic(d, layers)
@@ -93,5 +120,4 @@ func (s *Server) createOne(ctx context.Context, req *kmsg.CreateTopicsRequest, r
 		}
 		st.Configs = append(st.Configs, rc)
 	}
-	return nil
 }

@@ -85,7 +85,24 @@ func (s *Server) checkTopic(snap *meta.Snapshot, spec *topicSpec) error {
 	if err := validateTopicConfigs(spec.configs); err != nil {
 		return err
 	}
+	// A topic is one metadata record, plus one per partition and config.
+	if err := checkRecordCount(1 + int64(spec.partitions) + int64(len(spec.configs))); err != nil {
+		return err
+	}
 	return s.checkCreateTopicPolicy(spec)
+}
+
+// maxRecordsPerUserOp is the most metadata records Kafka's controller writes
+// for one request (QuorumController's MAX_RECORDS_PER_USER_OP); more is
+// POLICY_VIOLATION. It keeps one CreateTopics or CreatePartitions from making
+// every later Metadata answer list billions of partitions.
+const maxRecordsPerUserOp = 10000
+
+func checkRecordCount(n int64) error {
+	if n > maxRecordsPerUserOp {
+		return newError(kerr.PolicyViolation, "Unable to perform excessively large batch operation.")
+	}
+	return nil
 }
 
 // checkCreateTopicPolicy runs the embedding program's create-topic policy

@@ -43,25 +43,54 @@ func (s *Store) EnsureClusterID(ctx context.Context) (string, error) {
 	return s.Snapshot().ClusterID, err
 }
 
+// NewTopic is a topic to create with its config overrides.
+type NewTopic struct {
+	Topic   Topic
+	Configs map[string]string
+}
+
 // CreateTopic stores a new topic and its config overrides in one transaction.
 func (s *Store) CreateTopic(ctx context.Context, t Topic, configs map[string]string) (*Topic, error) {
-	if t.ID == (TopicID{}) {
-		t.ID = NewTopicID()
+	created, errs, err := s.CreateTopics(ctx, []NewTopic{{Topic: t, Configs: configs}})
+	if err != nil {
+		return nil, err
 	}
-	err := s.Update(ctx, func(tx Tx) error {
-		if _, ok := tx.Get(topicKey(t.Name)); ok {
-			return fmt.Errorf("%w: topic '%s' already exists", ErrTopicExists, t.Name)
+	if errs[0] != nil {
+		return nil, errs[0]
+	}
+	return created[0], nil
+}
+
+// CreateTopics stores several new topics in one transaction (one durable
+// commit however many there are). A topic that already exists gets its own
+// error in errs and the others are still created; err is a store failure
+// that created none.
+func (s *Store) CreateTopics(ctx context.Context, topics []NewTopic) (created []*Topic, errs []error, err error) {
+	for i := range topics {
+		if topics[i].Topic.ID == (TopicID{}) {
+			topics[i].Topic.ID = NewTopicID()
 		}
-		putJSON(tx, topicKey(t.Name), t)
-		if len(configs) > 0 {
-			putJSON(tx, topicConfigKey(t.Name), configs)
+	}
+	err = s.Update(ctx, func(tx Tx) error {
+		created, errs = make([]*Topic, len(topics)), make([]error, len(topics))
+		for i, nt := range topics {
+			t := nt.Topic
+			if _, ok := tx.Get(topicKey(t.Name)); ok {
+				errs[i] = fmt.Errorf("%w: topic '%s' already exists", ErrTopicExists, t.Name)
+				continue
+			}
+			putJSON(tx, topicKey(t.Name), t)
+			if len(nt.Configs) > 0 {
+				putJSON(tx, topicConfigKey(t.Name), nt.Configs)
+			}
+			created[i] = &t
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &t, nil
+	return created, errs, nil
 }
 
 // DeleteTopic removes a topic and its config overrides.

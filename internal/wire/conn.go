@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -32,6 +33,56 @@ type Conn struct {
 	nc  net.Conn
 	srv *Server
 	log *slog.Logger
+
+	// mutedUntil is when this connection may next be served (unix nanos):
+	// a throttled client's next request waits until then (KIP-219).
+	mutedUntil atomic.Int64
+}
+
+// Mute stops serving this connection's next request for d, as Kafka mutes
+// a throttled channel. Handlers call it for throttles that have no response
+// to carry them (acks=0 produce); throttles set in a response are applied
+// by the connection itself.
+func (c *Conn) Mute(d time.Duration) {
+	until := time.Now().Add(d).UnixNano()
+	for {
+		cur := c.mutedUntil.Load()
+		if cur >= until || c.mutedUntil.CompareAndSwap(cur, until) {
+			return
+		}
+	}
+}
+
+// waitUnmuted sleeps until the connection is no longer muted, or ctx ends.
+func (c *Conn) waitUnmuted(ctx context.Context) {
+	d := time.Until(time.Unix(0, c.mutedUntil.Load()))
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// applyThrottle honours the throttle time a handler put in resp: clients
+// of versions before KIP-219 get the response late; newer ones get it at
+// once and back off themselves, and the connection is muted either way.
+func (c *Conn) applyThrottle(ctx context.Context, resp kmsg.Response) {
+	tr, ok := resp.(kmsg.ThrottleResponse)
+	if !ok {
+		return
+	}
+	ms, after := tr.Throttle()
+	if ms <= 0 {
+		return
+	}
+	c.Mute(time.Duration(ms) * time.Millisecond)
+	if !after {
+		c.waitUnmuted(ctx)
+	}
 }
 
 // RemoteIP is the client's IP address as a string.
@@ -59,6 +110,7 @@ func (c *Conn) serve(ctx context.Context) {
 	w := bufio.NewWriterSize(progressWriter{c: c, ctx: ctx}, 64<<10)
 	var buf []byte
 	for req := range reqs {
+		c.waitUnmuted(ctx)
 		start := time.Now()
 		resp, err := c.handle(ctx, req)
 		if err != nil {
@@ -66,6 +118,7 @@ func (c *Conn) serve(ctx context.Context) {
 			break
 		}
 		if resp != nil {
+			c.applyThrottle(ctx, resp)
 			buf = appendResponse(buf[:0], req, resp)
 			if _, err := w.Write(buf); err != nil {
 				break
@@ -104,12 +157,11 @@ func (c *Conn) handle(ctx context.Context, req *Request) (resp kmsg.Response, er
 // readLoop reads frames until EOF, a bad frame, or drain, and queues them.
 func (c *Conn) readLoop(ctx context.Context, reqs chan<- *Request) error {
 	defer close(reqs)
-	r := bufio.NewReaderSize(c.nc, 64<<10)
+	dr := &deadlineReader{c: c, ctx: ctx}
+	r := bufio.NewReaderSize(dr, 64<<10)
 	var size [4]byte
 	for {
-		if c.srv.idleTimeout > 0 {
-			c.nc.SetReadDeadline(time.Now().Add(c.srv.idleTimeout))
-		}
+		dr.frameEnd = time.Time{}
 		if _, err := io.ReadFull(r, size[:]); err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
 				return fmt.Errorf("idle for longer than connections.max.idle.ms")
@@ -123,7 +175,7 @@ func (c *Conn) readLoop(ctx context.Context, reqs chan<- *Request) error {
 			return fmt.Errorf("frame of %d bytes is outside [8, socket.request.max.bytes=%d]", n, c.srv.maxRequestBytes)
 		}
 		frame := make([]byte, n)
-		c.nc.SetReadDeadline(time.Now().Add(frameReadTimeout))
+		dr.frameEnd = time.Now().Add(frameReadTimeout)
 		if _, err := io.ReadFull(r, frame); err != nil {
 			return err
 		}
@@ -137,6 +189,34 @@ func (c *Conn) readLoop(ctx context.Context, reqs chan<- *Request) error {
 			return nil
 		}
 	}
+}
+
+// deadlineReader sets the read deadline before every read from the socket,
+// so that a connection is idle when no byte arrives for
+// connections.max.idle.ms, between frames or in the middle of one (Kafka's
+// idle expiry counts any socket activity; a client stalled mid-frame has
+// none), and a frame must be complete within frameReadTimeout of its size.
+type deadlineReader struct {
+	c        *Conn
+	ctx      context.Context
+	frameEnd time.Time // zero between frames
+}
+
+func (r *deadlineReader) Read(p []byte) (int, error) {
+	var d time.Time
+	if idle := r.c.srv.idleTimeout; idle > 0 {
+		d = time.Now().Add(idle)
+	}
+	if !r.frameEnd.IsZero() && (d.IsZero() || r.frameEnd.Before(d)) {
+		d = r.frameEnd
+	}
+	r.c.nc.SetReadDeadline(d)
+	// Checked after setting the deadline: Server.Close cancels before it
+	// wakes readers with a past deadline, so a read cannot miss both.
+	if r.ctx.Err() != nil {
+		return 0, os.ErrDeadlineExceeded
+	}
+	return r.c.nc.Read(p)
 }
 
 // progressWriter writes to the socket in chunks, each of which must go out
