@@ -1,0 +1,358 @@
+// Package interop runs real Kafka clients (franz-go, sarama, kcat/librdkafka)
+// against a real kbroker over TCP: in-process through brokertest, or the
+// built kbroker binary for crash and signal tests.
+package interop
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kbroker/broker/brokertest"
+	"kbroker/internal/config"
+)
+
+// binDir holds the kbroker binary built once for the whole package.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "kbroker-interop-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// testProps are the properties of an in-process broker whose data lives in
+// dir, so that a second broker can be started over the same log.dirs.
+func testProps(dir string, extra config.Properties) config.Properties {
+	props := config.Properties{
+		"listeners": "PLAINTEXT://127.0.0.1:0",
+		"log.dirs":  dir,
+	}
+	for k, v := range extra {
+		props[k] = v
+	}
+	return props
+}
+
+// startBroker starts an in-process broker with a fresh data directory.
+func startBroker(t *testing.T, extra config.Properties) string {
+	t.Helper()
+	return brokertest.Start(t, extra).Addr()
+}
+
+// newClient returns a franz-go client for addr, closed when the test ends.
+func newClient(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
+	if err != nil {
+		t.Fatalf("kgo.NewClient: %v", err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// newAdmin returns a kadm client for addr, closed when the test ends.
+func newAdmin(t *testing.T, addr string) *kadm.Client {
+	t.Helper()
+	return kadm.NewClient(newClient(t, addr))
+}
+
+// testContext is a context bounded by d and by the test's own deadline.
+func testContext(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// createTopic creates topic with the given partition count and checks the
+// broker said yes.
+func createTopic(t *testing.T, adm *kadm.Client, topic string, partitions int32) {
+	t.Helper()
+	ctx := testContext(t, 10*time.Second)
+	resp, err := adm.CreateTopic(ctx, partitions, 1, nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatalf("create topic %s: %v", topic, err)
+	}
+}
+
+// endOffsets lists the high watermark of every partition of topic.
+func endOffsets(t *testing.T, adm *kadm.Client, topic string) map[int32]int64 {
+	t.Helper()
+	ctx := testContext(t, 10*time.Second)
+	listed, err := adm.ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = listed.Error()
+	}
+	if err != nil {
+		t.Fatalf("list end offsets of %s: %v", topic, err)
+	}
+	ends := map[int32]int64{}
+	listed.Each(func(o kadm.ListedOffset) { ends[o.Partition] = o.Offset })
+	return ends
+}
+
+// consumeAll reads every partition of topic from the start up to the end
+// offsets listed when it is called, directly (no group), and returns each
+// partition's records in the order they were fetched. It fails the test if
+// the end is not reached within timeout.
+func consumeAll(t *testing.T, addr, topic string, timeout time.Duration) map[int32][]*kgo.Record {
+	t.Helper()
+	ends := endOffsets(t, kadm.NewClient(newClient(t, addr)), topic)
+	starts := map[int32]kgo.Offset{}
+	for p := range ends {
+		starts[p] = kgo.NewOffset().AtStart()
+	}
+	got := map[int32][]*kgo.Record{}
+	if len(ends) == 0 {
+		return got
+	}
+	cl := newClient(t, addr,
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: starts}),
+		kgo.FetchMaxWait(250*time.Millisecond),
+	)
+	defer cl.Close()
+	reached := func() bool {
+		for p, end := range ends {
+			if n := len(got[p]); end > 0 && (n == 0 || got[p][n-1].Offset < end-1) {
+				return false
+			}
+		}
+		return true
+	}
+	ctx := testContext(t, timeout)
+	for !reached() {
+		fetches := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consume %s: not at the end offsets %v after %v; got %s", topic, ends, timeout, progress(got))
+		}
+		fetches.EachError(func(topic string, p int32, err error) {
+			t.Fatalf("consume %s[%d]: %v", topic, p, err)
+		})
+		fetches.EachRecord(func(r *kgo.Record) { got[r.Partition] = append(got[r.Partition], r) })
+	}
+	return got
+}
+
+// progress summarizes consumed records per partition for failure messages.
+func progress(got map[int32][]*kgo.Record) string {
+	var b strings.Builder
+	for p, rs := range got {
+		last := int64(-1)
+		if len(rs) > 0 {
+			last = rs[len(rs)-1].Offset
+		}
+		fmt.Fprintf(&b, "[p%d: %d records, last offset %d] ", p, len(rs), last)
+	}
+	return b.String()
+}
+
+// kbrokerBinary builds ./cmd/kbroker once for the package and returns its
+// path.
+var kbrokerBinary = sync.OnceValues(func() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(out)))
+	bin := filepath.Join(binDir, "kbroker")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/kbroker")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/kbroker: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// kbrokerProc is one run of the kbroker binary.
+type kbrokerProc struct {
+	addr string
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited and been reaped
+	err  error         // cmd.Wait's result, once done is closed
+}
+
+// startKbroker runs "kbroker serve" over dataDir on a free loopback port,
+// with its output appended to logPath (printed if the test fails), and
+// waits until it accepts connections. The process is killed when the test
+// ends if it is still running.
+func startKbroker(t *testing.T, dataDir, logPath string) *kbrokerProc {
+	t.Helper()
+	bin, err := kbrokerBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for attempt := 1; ; attempt++ {
+		p, err := launchKbroker(t, bin, dataDir, logPath)
+		if err == nil {
+			return p
+		}
+		// The free port can be taken between our probe and the broker's
+		// listen; then the broker exits and we try another port.
+		if attempt == 5 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatalf("start kbroker (attempt %d): %v", attempt, err)
+		}
+	}
+}
+
+func launchKbroker(t *testing.T, bin, dataDir, logPath string) (*kbrokerProc, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	cfgPath := filepath.Join(filepath.Dir(dataDir), "server.properties")
+	props := fmt.Sprintf("node.id=1\nlisteners=PLAINTEXT://%s\nlog.dirs=%s\n", addr, dataDir)
+	if err := os.WriteFile(cfgPath, []byte(props), 0o644); err != nil {
+		return nil, err
+	}
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	fmt.Fprintf(logFile, "==== %s kbroker serve on %s\n", time.Now().Format(time.RFC3339Nano), addr)
+	logStart, _ := logFile.Seek(0, 2)
+
+	cmd := exec.Command(bin, "serve", "--config", cfgPath, "--log-level", "debug")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &kbrokerProc{addr: addr, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-p.done
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		select {
+		case <-p.done:
+			out, _ := os.ReadFile(logPath)
+			return nil, fmt.Errorf("kbroker exited before listening (%v): %s", p.err, out[min(logStart, int64(len(out))):])
+		default:
+		}
+		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			c.Close()
+			return p, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("kbroker not listening on %s after 10s", addr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// printLogOnFailure prints the broker log at logPath if the test fails.
+func printLogOnFailure(t *testing.T, logPath string) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		out, err := os.ReadFile(logPath)
+		if err != nil {
+			t.Logf("broker log %s: %v", logPath, err)
+			return
+		}
+		const limit = 64 << 10
+		if len(out) > limit {
+			out = append([]byte("...\n"), out[len(out)-limit:]...)
+		}
+		t.Logf("broker log (%s):\n%s", logPath, out)
+	})
+}
+
+// stop sends sig and waits up to timeout for the process to exit,
+// returning how long it took.
+func (p *kbrokerProc) stop(t *testing.T, sig syscall.Signal, timeout time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("signal %v: %v", sig, err)
+	}
+	select {
+	case <-p.done:
+		return time.Since(start)
+	case <-time.After(timeout):
+		t.Fatalf("kbroker still running %v after %v", timeout, sig)
+		return 0
+	}
+}
+
+// exitCode is the process's exit status, or -1 if a signal ended it.
+func (p *kbrokerProc) exitCode() int {
+	var ee *exec.ExitError
+	if p.err == nil {
+		return 0
+	}
+	if errors.As(p.err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// freePort asks the OS for a loopback port that is free right now.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// kcatPath finds kcat. Locally a missing kcat skips the test; in CI
+// (CI set) it fails it, since scripts/test installs it.
+func kcatPath(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("kcat")
+	if err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skip("kcat not installed (apt-get install kcat); set CI=1 to make this a failure")
+		}
+		t.Fatalf("kcat not found under CI: %v", err)
+	}
+	return path
+}
+
+// runCmd runs name with args and stdin under a timeout and returns its
+// stdout; a non-zero exit fails the test with stderr shown.
+func runCmd(t *testing.T, timeout time.Duration, stdin string, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v (ctx: %v)\nstdout:\n%s\nstderr:\n%s", name, strings.Join(args, " "), err, ctx.Err(), stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
