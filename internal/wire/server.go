@@ -38,7 +38,7 @@ type Limits struct {
 type Options struct {
 	// Limits returns the current connection limits; it is asked on every
 	// accept, so dynamic changes apply to the next connection. Nil: none.
-	Limits func() Limits
+	Limits          func() Limits
 	MaxRequestBytes int32         // socket.request.max.bytes
 	IdleTimeout     time.Duration // connections.max.idle.ms; 0 disables
 	Metrics         *metrics.Broker
