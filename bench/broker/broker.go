@@ -1,0 +1,182 @@
+package broker
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Kind names a broker implementation.
+type Kind string
+
+const (
+	// Kbroker is this project's broker, cmd/kbroker.
+	Kbroker Kind = "kbroker"
+	// Kfake is franz-go's in-memory fake cluster, run by bench/cmd/kfakeserver.
+	Kfake Kind = "kfake"
+)
+
+// ParseKind accepts the -a/-b flag values.
+func ParseKind(s string) (Kind, error) {
+	switch k := Kind(s); k {
+	case Kbroker, Kfake:
+		return k, nil
+	}
+	return "", fmt.Errorf("unknown broker %q (want kbroker or kfake)", s)
+}
+
+// Binaries are the built executables for each kind.
+type Binaries struct {
+	Kbroker     string
+	KfakeServer string
+}
+
+// Broker is one running broker process.
+type Broker struct {
+	Kind  Kind
+	Addr  string
+	child *Child
+	dir   string
+	log   *os.File
+}
+
+// startTimeout bounds how long a broker may take from exec to answering
+// metadata. Both brokers start in well under a second; the slack is for a
+// box busy compiling.
+const startTimeout = 30 * time.Second
+
+// Start runs a fresh broker of the given kind with its own directory under
+// tmp and waits until it answers a metadata request.
+func Start(ctx context.Context, kind Kind, bins Binaries, tmp string) (*Broker, error) {
+	dir, err := os.MkdirTemp(tmp, string(kind)+"-")
+	if err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(filepath.Join(dir, "broker.log"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	b := &Broker{Kind: kind, dir: dir, log: logf}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	switch kind {
+	case Kfake:
+		err = b.startKfake(ctx, bins.KfakeServer)
+	case Kbroker:
+		err = b.startKbroker(ctx, bins.Kbroker)
+	default:
+		err = fmt.Errorf("unknown broker kind %q", kind)
+	}
+	if err == nil {
+		err = waitReady(ctx, b)
+	}
+	if err != nil {
+		tail := b.LogTail(2000)
+		b.Stop()
+		return nil, fmt.Errorf("%s: %w\n--- broker log tail ---\n%s", kind, err, tail)
+	}
+	return b, nil
+}
+
+// kfakeserver picks its own port and prints its address as the first line
+// of stdout, so there is no window in which another process can take it.
+func (b *Broker) startKfake(ctx context.Context, bin string) error {
+	c, stdout, err := StartChild(bin, []string{"-port", "0"}, nil, b.log)
+	if err != nil {
+		return err
+	}
+	b.child = c
+	lines := make(chan string, 1)
+	go func() {
+		r := bufio.NewReader(stdout)
+		line, _ := r.ReadString('\n')
+		lines <- strings.TrimSpace(line)
+		io.Copy(b.log, r) // keep draining so the child never blocks on a full pipe
+	}()
+	select {
+	case line := <-lines:
+		if _, _, err := net.SplitHostPort(line); err != nil {
+			return fmt.Errorf("kfakeserver printed %q, want host:port", line)
+		}
+		b.Addr = line
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for kfakeserver address: %w", ctx.Err())
+	}
+}
+
+// kbroker is told its port in its properties file, so we reserve one by
+// binding :0 and releasing it. Another process could grab it in between;
+// on a benchmark box that is rare and shows up as a start failure.
+func (b *Broker) startKbroker(_ context.Context, bin string) error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	b.Addr = fmt.Sprintf("127.0.0.1:%d", port)
+	props := filepath.Join(b.dir, "server.properties")
+	content := strings.Join([]string{
+		"listeners=PLAINTEXT://" + b.Addr,
+		"advertised.listeners=PLAINTEXT://" + b.Addr,
+		"log.dirs=" + filepath.Join(b.dir, "data"),
+		"node.id=1",
+		"num.partitions=1",
+		"auto.create.topics.enable=true",
+		"",
+	}, "\n")
+	if err := os.WriteFile(props, []byte(content), 0o644); err != nil {
+		return err
+	}
+	c, stdout, err := StartChild(bin, []string{"serve", "--config", props}, nil, b.log)
+	if err != nil {
+		return err
+	}
+	b.child = c
+	go io.Copy(b.log, stdout)
+	return nil
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Pid is the broker process id.
+func (b *Broker) Pid() int { return b.child.Pid() }
+
+// Exited is closed if the broker process dies.
+func (b *Broker) Exited() <-chan struct{} { return b.child.Done() }
+
+// Stop terminates the broker and removes its directory (log segments
+// included), so disk use does not grow over a job.
+func (b *Broker) Stop() {
+	if b.child != nil {
+		b.child.Stop(5 * time.Second)
+	}
+	b.log.Close()
+	os.RemoveAll(b.dir)
+}
+
+// LogTail returns up to n trailing bytes of the broker's stdout+stderr, for
+// error messages.
+func (b *Broker) LogTail(n int64) string {
+	data, err := os.ReadFile(b.log.Name())
+	if err != nil {
+		return ""
+	}
+	if int64(len(data)) > n {
+		data = data[int64(len(data))-n:]
+	}
+	return string(data)
+}
