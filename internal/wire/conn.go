@@ -133,6 +133,7 @@ func (c *Conn) serve(ctx context.Context) {
 			}
 		}
 		c.srv.observe(req, time.Since(start))
+		releaseFrame(req)
 	}
 	c.nc.Close()
 	for range reqs { // let the reader finish
@@ -174,7 +175,7 @@ func (c *Conn) readLoop(ctx context.Context, reqs chan<- *Request) error {
 		if n < 8 || n > c.srv.maxRequestBytes {
 			return fmt.Errorf("frame of %d bytes is outside [8, socket.request.max.bytes=%d]", n, c.srv.maxRequestBytes)
 		}
-		frame := make([]byte, n)
+		frame := newFrame(int(n))
 		dr.frameEnd = time.Now().Add(frameReadTimeout)
 		if _, err := io.ReadFull(r, frame); err != nil {
 			return err

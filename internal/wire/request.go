@@ -25,6 +25,8 @@ type Request struct {
 	Unsupported bool
 	// Size is the frame's size in bytes, for quotas and metrics.
 	Size int
+
+	frame []byte // the bytes Body was decoded from (see releaseFrame)
 }
 
 // Versions tells which API keys and versions the broker handles.
@@ -40,7 +42,7 @@ var errBadRequest = errors.New("bad request")
 // (v1, or v2 with tagged fields for flexible versions) and the body.
 func parseRequest(frame []byte, versions Versions) (*Request, error) {
 	r := kbin.Reader{Src: frame}
-	req := &Request{Key: r.Int16(), Version: r.Int16(), CorrelationID: r.Int32(), Size: len(frame)}
+	req := &Request{Key: r.Int16(), Version: r.Int16(), CorrelationID: r.Int32(), Size: len(frame), frame: frame}
 	if cid := r.NullableString(); cid != nil {
 		req.ClientID = *cid
 	}
