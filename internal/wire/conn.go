@@ -108,7 +108,6 @@ func (c *Conn) serve(ctx context.Context) {
 	go func() { readErr <- c.readLoop(ctx, reqs) }()
 
 	w := bufio.NewWriterSize(progressWriter{c: c, ctx: ctx}, 64<<10)
-	var buf []byte
 	for req := range reqs {
 		c.waitUnmuted(ctx)
 		start := time.Now()
@@ -119,12 +118,11 @@ func (c *Conn) serve(ctx context.Context) {
 		}
 		if resp != nil {
 			c.applyThrottle(ctx, resp)
-			buf = appendResponse(buf[:0], req, resp)
-			if _, err := w.Write(buf); err != nil {
+			buf := appendResponse(responseBuffer(resp), req, resp)
+			_, err := w.Write(buf)
+			releaseBuffer(buf)
+			if err != nil {
 				break
-			}
-			if cap(buf) > 1<<20 {
-				buf = nil // do not pin a large fetch's buffer to an idle connection
 			}
 		}
 		if len(reqs) == 0 {

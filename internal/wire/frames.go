@@ -23,6 +23,33 @@ var framePools [bits.UintSize]sync.Pool
 
 func sizeClass(n int) int { return bits.Len(uint(n - 1)) }
 
+// responseBuffer returns an empty buffer likely large enough to encode
+// resp without growing: fetch responses are mostly record bytes, and
+// growing a multi-megabyte buffer by doubling would copy them several times.
+func responseBuffer(resp kmsg.Response) []byte {
+	n := 4 << 10
+	if f, ok := resp.(*kmsg.FetchResponse); ok {
+		for _, t := range f.Topics {
+			n += 64 + len(t.Topic)
+			for _, p := range t.Partitions {
+				n += 128 + len(p.RecordBatches)
+			}
+		}
+	}
+	return newFrame(n)[:0]
+}
+
+// releaseBuffer returns a buffer from responseBuffer or newFrame to its
+// pool once nothing refers to it.
+func releaseBuffer(b []byte) {
+	c := cap(b)
+	if c < minPooledFrame || c > maxPooledFrame || c != 1<<sizeClass(c) {
+		return
+	}
+	b = b[:c]
+	framePools[sizeClass(c)].Put(&b)
+}
+
 // newFrame returns a buffer of length n, pooled when n is large enough.
 func newFrame(n int) []byte {
 	if n < minPooledFrame || n > maxPooledFrame {
@@ -37,14 +64,10 @@ func newFrame(n int) []byte {
 // releaseFrame returns the frame of a handled request to its pool, if the
 // request is of a kind whose handler keeps nothing of it.
 func releaseFrame(req *Request) {
-	if req.Key != int16(kmsg.Produce) || cap(req.frame) < minPooledFrame || cap(req.frame) > maxPooledFrame {
+	if req.Key != int16(kmsg.Produce) {
 		return
 	}
-	c := cap(req.frame)
-	if c != 1<<sizeClass(c) {
-		return // not one of ours
-	}
-	frame := req.frame[:c]
+	frame := req.frame
 	req.frame, req.Body = nil, nil
-	framePools[sizeClass(c)].Put(&frame)
+	releaseBuffer(frame)
 }
