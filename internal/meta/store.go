@@ -17,7 +17,11 @@ type Store struct {
 	snap    atomic.Pointer[Snapshot]
 
 	mu        sync.Mutex
-	applied   *sync.Cond // signalled whenever snap advances
+	applied   *sync.Cond // signalled whenever appliedRev advances
+	// appliedRev is the revision whose listeners have all run: a writer
+	// waits for it, so when an admin call returns its change is in effect
+	// (for example, partition logs already use a new topic config).
+	appliedRev int64
 	listeners []func(Event)
 
 	cancel context.CancelFunc
@@ -96,7 +100,7 @@ func (s *Store) waitFor(ctx context.Context, rev int64) error {
 	defer stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for s.snap.Load().Rev < rev {
+	for s.appliedRev < rev {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -127,14 +131,16 @@ func (s *Store) install(snap *Snapshot, changes []Change, full bool) {
 	s.mu.Lock()
 	old := s.snap.Swap(snap)
 	listeners := s.listeners
+	s.mu.Unlock()
+	if old != nil {
+		for _, fn := range listeners {
+			fn(Event{Old: old, Cur: snap, Changes: changes, Full: full})
+		}
+	}
+	s.mu.Lock()
+	s.appliedRev = snap.Rev
 	s.applied.Broadcast()
 	s.mu.Unlock()
-	if old == nil {
-		return
-	}
-	for _, fn := range listeners {
-		fn(Event{Old: old, Cur: snap, Changes: changes, Full: full})
-	}
 }
 
 // follow applies watched batches until ctx ends, reloading everything when
