@@ -16,13 +16,13 @@ type Store struct {
 	log     *slog.Logger
 	snap    atomic.Pointer[Snapshot]
 
-	mu        sync.Mutex
-	applied   *sync.Cond // signalled whenever appliedRev advances
+	mu      sync.Mutex
+	applied *sync.Cond // signalled whenever appliedRev advances
 	// appliedRev is the revision whose listeners have all run: a writer
 	// waits for it, so when an admin call returns its change is in effect
 	// (for example, partition logs already use a new topic config).
 	appliedRev int64
-	listeners []func(Event)
+	listeners  []func(Event)
 
 	cancel context.CancelFunc
 	done   chan struct{}
