@@ -21,6 +21,7 @@ import (
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
 	"kbroker/internal/partitions"
+	"kbroker/internal/quota"
 	"kbroker/internal/storage"
 	"kbroker/internal/wire"
 	"kbroker/policy"
@@ -129,13 +130,14 @@ func (b *Broker) Start() (err error) {
 		return err
 	}
 	parts := partitions.New(b.cfg, b.store, b.logs, b.loggers.Logger("kbroker.partitions"))
+	quotas := b.startQuotas()
 	if err := parts.OpenAll(b.store.Snapshot()); err != nil {
 		return err
 	}
 	handlers := api.New(api.Deps{
 		Broker: b.cfg, ClusterID: clusterID, Store: b.store, Logs: parts, Metrics: b.metrics,
 		Logger: b.loggers.Logger("kbroker.api"), Audit: b.loggers.Logger("kbroker.audit"), Loggers: b.loggers,
-		AlterConfigPolicy: b.alterPolicy, CreateTopicPolicy: b.createPolicy,
+		AlterConfigPolicy: b.alterPolicy, CreateTopicPolicy: b.createPolicy, Quotas: quotas,
 	})
 	b.server = wire.NewServer(handlers, wire.Options{
 		MaxRequestBytes: b.cfg.SocketRequestMaxBytes,
@@ -143,6 +145,7 @@ func (b *Broker) Start() (err error) {
 		Metrics:         b.metrics,
 		Logger:          b.loggers.Logger("kbroker.wire"),
 		Limits:          func() wire.Limits { return connectionLimits(parts.Layers(b.store.Snapshot(), "")) },
+		ConnectionRate:  quotas.RecordConnection,
 	})
 	var specs []wire.ListenerSpec
 	for _, l := range b.cfg.Listeners {
@@ -164,6 +167,33 @@ func (b *Broker) Start() (err error) {
 	}()
 	b.log.Info("kbroker started", "node.id", b.cfg.NodeID, "cluster.id", clusterID, "listeners", b.Addrs(), "log.dirs", b.cfg.LogDirs)
 	return nil
+}
+
+// startQuotas builds the quota manager from the static quota settings and
+// keeps its overrides in step with the metadata store.
+func (b *Broker) startQuotas() *quota.Manager {
+	static := config.Layers{Static: b.cfg.Props}
+	num := func(name string) float64 { v, _ := strconv.ParseFloat(config.BrokerValue(name, static), 64); return v }
+	opts := quota.Options{
+		UserProducerDefault:   num("quota.user.producer.default"),
+		UserConsumerDefault:   num("quota.user.consumer.default"),
+		ClientProducerDefault: num("quota.producer.default"),
+		ClientConsumerDefault: num("quota.consumer.default"),
+		Window:                time.Duration(num("quota.window.size.seconds")) * time.Second,
+		Samples:               int(num("quota.window.num")),
+		Registerer:            b.metrics.Registry,
+	}
+	if config.BrokerValue("client.quota.subquota.mode", static) == "reserved" {
+		opts.Mode = quota.Reserved
+	}
+	q := quota.New(opts)
+	q.SetOverrides(quota.Overrides(b.store.Snapshot().Quotas))
+	b.store.OnChange(func(ev meta.Event) {
+		if ev.Full || ev.ChangedQuotas() {
+			q.SetOverrides(quota.Overrides(ev.Cur.Quotas))
+		}
+	})
+	return q
 }
 
 // connectionLimits reads the (dynamic) connection limits.

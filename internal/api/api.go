@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -15,6 +16,7 @@ import (
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
 	"kbroker/internal/partitions"
+	"kbroker/internal/quota"
 	"kbroker/internal/wire"
 	"kbroker/policy"
 )
@@ -53,6 +55,8 @@ type Deps struct {
 	Audit *slog.Logger
 	// Loggers are the broker's named loggers (the BROKER_LOGGER resource).
 	Loggers *logging.Loggers
+	// Quotas measures and limits clients (and validates quota changes).
+	Quotas *quota.Manager
 	// Policies set by the embedding program; nil allows everything.
 	AlterConfigPolicy policy.AlterConfig
 	CreateTopicPolicy policy.CreateTopic
@@ -74,9 +78,15 @@ func (s *Server) Supports(key int16) (min, max int16, ok bool) {
 	return d.min, d.max, ok
 }
 
-// Handle runs the handler of req's API.
+// Handle runs the handler of req's API and charges its time to the
+// connection's request quota.
 func (s *Server) Handle(ctx context.Context, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
-	return registry[r.Key].handle(ctx, s, c, r)
+	start := time.Now()
+	resp, err := registry[r.Key].handle(ctx, s, c, r)
+	if err == nil {
+		s.chargeRequestTime(c, r, resp, time.Since(start))
+	}
+	return resp, err
 }
 
 // nodeID is this broker's id.

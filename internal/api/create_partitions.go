@@ -32,7 +32,7 @@ func handleCreatePartitions(ctx context.Context, s *Server, c *wire.Conn, r *wir
 		if counts[rt.Topic] > 1 {
 			err = newError(kerr.InvalidRequest, "Duplicate topic in request: "+rt.Topic)
 		} else {
-			err = s.createPartitions(ctx, rt, req.ValidateOnly)
+			err = s.createPartitions(ctx, c, r, rt, req.ValidateOnly, resp)
 		}
 		st.ErrorCode, st.ErrorMessage = errorCode(err)
 		resp.Topics = append(resp.Topics, st)
@@ -40,7 +40,7 @@ func handleCreatePartitions(ctx context.Context, s *Server, c *wire.Conn, r *wir
 	return resp, nil
 }
 
-func (s *Server) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
+func (s *Server) createPartitions(ctx context.Context, c *wire.Conn, r *wire.Request, rt kmsg.CreatePartitionsRequestTopic, validateOnly bool, resp *kmsg.CreatePartitionsResponse) error {
 	t := s.Store.Snapshot().Topics[rt.Topic]
 	if t == nil {
 		return newError(kerr.UnknownTopicOrPartition, fmt.Sprintf("The topic '%s' does not exist.", rt.Topic))
@@ -68,6 +68,11 @@ func (s *Server) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsR
 	}
 	if validateOnly {
 		return nil
+	}
+	throttle, err := s.admitMutations(c, r, r.Version >= 3, int(rt.Count-t.Partitions))
+	addThrottle(resp, throttle)
+	if err != nil {
+		return err
 	}
 	return s.Store.SetPartitionCount(ctx, rt.Topic, rt.Count)
 }

@@ -12,6 +12,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -44,6 +45,11 @@ func handleCreateTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 		}
 		if specs[i], errs[i] = specFromRequest(rt); errs[i] == nil {
 			errs[i] = s.checkTopic(snap, specs[i])
+		}
+		if errs[i] == nil && !req.ValidateOnly {
+			var throttle time.Duration
+			throttle, errs[i] = s.admitMutations(c, r, req.Version >= 6, int(specs[i].partitions))
+			addThrottle(resp, throttle)
 		}
 		if errs[i] == nil && !req.ValidateOnly {
 			batch = append(batch, meta.NewTopic{Topic: meta.Topic{Name: rt.Topic, Partitions: specs[i].partitions, ReplicationFactor: specs[i].replicationFactor}, Configs: specs[i].configs})

@@ -9,6 +9,7 @@ package api
 
 import (
 	"context"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -56,6 +57,12 @@ func handleDeleteTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 			rt.TopicID = t.ID
 			name := t.Name
 			rt.Topic = &name
+			var throttle time.Duration
+			throttle, err = s.admitMutations(c, r, req.Version >= 5, int(t.Partitions))
+			addThrottle(resp, throttle)
+			if err != nil {
+				break
+			}
 			if err = s.Store.DeleteTopic(ctx, t.Name); err == nil {
 				s.Logger.Info("deleted topic", "topic", t.Name, "id", t.ID.String())
 			}

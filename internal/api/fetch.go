@@ -37,32 +37,65 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 		return resp, nil
 	}
 	fromReplica := req.ReplicaID >= 0 || (req.Version >= 15 && req.ReplicaState.ID >= 0)
+	// A response never exceeds what the consumer's quota allows in one
+	// window, so a small quota throttles rather than starves (KAFKA-9677).
+	maxBytes := min(fetchMaxBytes(req), int32(min(s.Quotas.FetchByteCap(quotaUser(c), r.ClientID), 1<<31-1)))
 	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	for {
-		resp, changed, done := s.readFetch(req, fromReplica)
+		resp, changed, done := s.readFetch(req, maxBytes, fromReplica)
 		if done || req.MaxWaitMillis <= 0 || len(changed) == 0 {
-			s.countFetched(resp)
-			return resp, nil
+			return s.finishFetch(c, r, resp), nil
 		}
-		if !waitAny(ctx, changed, time.Until(deadline)) {
-			resp, _, _ = s.readFetch(req, fromReplica)
-			s.countFetched(resp)
-			return resp, nil
+		parkedFrom := time.Now()
+		woken := waitAny(ctx, changed, time.Until(deadline))
+		r.Parked += time.Since(parkedFrom)
+		if !woken {
+			resp, _, _ = s.readFetch(req, maxBytes, fromReplica)
+			return s.finishFetch(c, r, resp), nil
 		}
 	}
+}
+
+// fetchMaxBytes is the request's response limit (max_bytes, v3+).
+func fetchMaxBytes(req *kmsg.FetchRequest) int32 {
+	if req.Version < 3 || req.MaxBytes <= 0 {
+		return 1<<31 - 1
+	}
+	return req.MaxBytes
+}
+
+// finishFetch charges the response's bytes to the consumer's quota. A
+// throttled consumer gets the response without records (and is not charged
+// for them), with the throttle time, as Kafka answers.
+func (s *Server) finishFetch(c *wire.Conn, r *wire.Request, resp *kmsg.FetchResponse) *kmsg.FetchResponse {
+	var n int
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			n += len(p.RecordBatches)
+		}
+	}
+	user := quotaUser(c)
+	if throttle := s.Quotas.RecordFetch(user, r.ClientID, n); throttle > 0 {
+		s.Quotas.UnrecordFetch(user, r.ClientID, n)
+		for i := range resp.Topics {
+			for j := range resp.Topics[i].Partitions {
+				resp.Topics[i].Partitions[j].RecordBatches = []byte{}
+			}
+		}
+		addThrottle(resp, throttle)
+		return resp
+	}
+	s.countFetched(resp)
+	return resp
 }
 
 // readFetch builds one answer from the logs as they are now. done is true
 // when it should be sent at once (min_bytes reached, or an error); changed
 // holds the logs' append notifications, taken before reading so that an
 // append between the read and the wait is never missed.
-func (s *Server) readFetch(req *kmsg.FetchRequest, fromReplica bool) (resp *kmsg.FetchResponse, changed []<-chan struct{}, done bool) {
+func (s *Server) readFetch(req *kmsg.FetchRequest, maxBytes int32, fromReplica bool) (resp *kmsg.FetchResponse, changed []<-chan struct{}, done bool) {
 	resp = req.ResponseKind().(*kmsg.FetchResponse)
 	snap := s.Store.Snapshot()
-	maxBytes := req.MaxBytes
-	if req.Version < 3 || maxBytes <= 0 {
-		maxBytes = 1<<31 - 1
-	}
 	var total int32
 	for _, rt := range req.Topics {
 		st := kmsg.NewFetchResponseTopic()

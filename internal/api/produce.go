@@ -54,12 +54,16 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	// The request's bytes count against the producer's byte-rate quota.
+	throttle := s.Quotas.RecordProduce(quotaUser(c), r.ClientID, r.Size)
 	if req.Acks == 0 {
 		if failed {
 			return nil, errAcksZeroFailed
 		}
+		c.Mute(throttle) // no response to carry the throttle
 		return nil, nil
 	}
+	addThrottle(resp, throttle)
 	return resp, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -25,6 +26,9 @@ type Request struct {
 	Unsupported bool
 	// Size is the frame's size in bytes, for quotas and metrics.
 	Size int
+	// Parked is how long the handler waited rather than worked (a fetch
+	// long poll); request-time quotas charge only the rest.
+	Parked time.Duration
 
 	frame []byte // the bytes Body was decoded from (see releaseFrame)
 }

@@ -38,7 +38,11 @@ type Limits struct {
 type Options struct {
 	// Limits returns the current connection limits; it is asked on every
 	// accept, so dynamic changes apply to the next connection. Nil: none.
-	Limits          func() Limits
+	Limits func() Limits
+	// ConnectionRate charges a new connection from ip to its connection
+	// creation quota; a positive result means the connection is over the
+	// rate and is closed after that delay, unanswered (KIP-612). Nil: none.
+	ConnectionRate  func(ip string) time.Duration
 	MaxRequestBytes int32         // socket.request.max.bytes
 	IdleTimeout     time.Duration // connections.max.idle.ms; 0 disables
 	Metrics         *metrics.Broker
@@ -57,7 +61,8 @@ type Server struct {
 	ctx    context.Context // cancelled when draining
 	cancel context.CancelFunc
 
-	limits func() Limits
+	limits         func() Limits
+	connectionRate func(ip string) time.Duration
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -74,7 +79,7 @@ func NewServer(handler Handler, opts Options) *Server {
 		handler: handler, maxRequestBytes: opts.MaxRequestBytes, idleTimeout: opts.IdleTimeout,
 		metrics: opts.Metrics, log: opts.Logger, ctx: ctx, cancel: cancel,
 		conns: map[*Conn]struct{}{}, perIP: map[string]int{}, timers: map[int16]*metrics.RequestTimer{},
-		limits: opts.Limits,
+		limits: opts.Limits, connectionRate: opts.ConnectionRate,
 	}
 	if s.metrics != nil {
 		for key := int16(0); key < 100; key++ {
@@ -134,6 +139,13 @@ func (s *Server) accept(ln net.Listener, spec ListenerSpec) {
 		}
 		c.log = s.log.With("conn", c.ID, "remote", c.Remote.String(), "listener", spec.Name)
 		ip := c.RemoteIP()
+		if s.connectionRate != nil {
+			if delay := s.connectionRate(ip); delay > 0 {
+				c.log.Debug("connection over its creation rate; closing it after the throttle", "delay", delay)
+				time.AfterFunc(delay, func() { nc.Close() })
+				continue
+			}
+		}
 		s.mu.Lock()
 		if s.ctx.Err() != nil {
 			s.mu.Unlock()
