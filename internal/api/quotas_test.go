@@ -36,8 +36,12 @@ func setQuota(t *testing.T, adm *kadm.Client, entity kadm.ClientQuotaEntity, key
 func TestDescribeClientQuotasMatching(t *testing.T) {
 	b := brokertest.Start(t, nil)
 	_, adm := client(t, b)
-	user := func(n *string) kadm.ClientQuotaEntityComponent { return kadm.ClientQuotaEntityComponent{Type: "user", Name: n} }
-	cid := func(n *string) kadm.ClientQuotaEntityComponent { return kadm.ClientQuotaEntityComponent{Type: "client-id", Name: n} }
+	user := func(n *string) kadm.ClientQuotaEntityComponent {
+		return kadm.ClientQuotaEntityComponent{Type: "user", Name: n}
+	}
+	cid := func(n *string) kadm.ClientQuotaEntityComponent {
+		return kadm.ClientQuotaEntityComponent{Type: "client-id", Name: n}
+	}
 	setQuota(t, adm, kadm.ClientQuotaEntity{user(str("alice"))}, "producer_byte_rate", 1024)
 	setQuota(t, adm, kadm.ClientQuotaEntity{user(nil)}, "producer_byte_rate", 2048)
 	setQuota(t, adm, kadm.ClientQuotaEntity{user(str("alice")), cid(str("c1"))}, "consumer_byte_rate", 4096)
