@@ -65,6 +65,8 @@ var Brokers = newCatalog(append([]*Def{
 		Doc: "Length of the quota window: the burst a byte-rate quota allows."},
 	{Name: "quota.window.num", Type: TypeInt, Default: "11", Check: atLeast(1), Mode: ReadOnly,
 		Doc: "Windows of burst of the controller mutation quota (samples × window × rate)."},
+	{Name: "producer.id.expiration.ms", Type: TypeInt, Default: "86400000", Check: atLeast(1), Mode: ClusterWide,
+		Doc: "How long an idempotent producer's sequence state is kept after its last write."},
 	{Name: "max.connections", Type: TypeInt, Default: "2147483647", Check: atLeast(0), Mode: ClusterWide,
 		Doc: "Most client connections the broker holds open at once; new ones beyond it are closed at once."},
 	{Name: "max.connections.per.ip", Type: TypeInt, Default: "2147483647", Check: atLeast(0), Mode: ClusterWide,

@@ -58,7 +58,8 @@ func batchCRC(b []byte) uint32 { return crc32.Checksum(b[posAttributes:], castag
 // batchInfo is what Append learns about a produced batch while validating it.
 type batchInfo struct {
 	hdr          kmsg.RecordBatch
-	maxTimestamp int64 // max over record timestamps (-1 if none carry one)
+	maxTimestamp int64  // max over record timestamps (-1 if none carry one)
+	records      []byte // the records section, decompressed (aliases the batch when uncompressed)
 }
 
 func (b *batchInfo) numRecords() int32 { return b.hdr.NumRecords }
@@ -159,29 +160,56 @@ func validateBatch(raw []byte, cfg *Config, now time.Time, segmentBytes int64) (
 		records = dec
 	}
 	rv := recordValidator{
-		cfg:      cfg,
-		nowMs:    now.UnixMilli(),
-		firstTs:  h.FirstTimestamp,
-		maxTs:    -1,
-		checkTs:  cfg.TimestampType == CreateTime,
-		expected: h.NumRecords,
+		cfg:       cfg,
+		nowMs:     now.UnixMilli(),
+		firstTs:   h.FirstTimestamp,
+		maxTs:     -1,
+		checkTs:   cfg.TimestampType == CreateTime,
+		compacted: cfg.CleanupPolicy.Compact,
+		expected:  h.NumRecords,
 	}
 	if err := rv.walk(records); err != nil {
 		return bi, err
 	}
 	bi.maxTimestamp = rv.maxTs
+	bi.records = records
 	return bi, nil
+}
+
+// recompress rebuilds a validated batch in codec, as Kafka's LogValidator does when
+// compression.type names a codec other than the batch's: the records are kept
+// byte for byte (same offset and timestamp deltas), only the records section is
+// re-encoded and the attributes, length and CRC rewritten. Offsets, sequence and
+// producer fields are untouched; stamp assigns the offsets afterwards.
+func recompress(raw []byte, bi *batchInfo, codec int8, level int) ([]byte, error) {
+	recs := bi.records
+	if codec != codecNone {
+		var err error
+		if recs, err = compress(codec, level, bi.records); err != nil {
+			return nil, fmt.Errorf("%w: compressing record batch: %v", ErrStorage, err)
+		}
+	}
+	out := make([]byte, batchHeaderSize+len(recs))
+	copy(out, raw[:batchHeaderSize])
+	copy(out[batchHeaderSize:], recs)
+	attrs := bi.hdr.Attributes&^attrCompressionMask | int16(codec)
+	binary.BigEndian.PutUint32(out[posLength:], uint32(len(out)-logOverhead))
+	binary.BigEndian.PutUint16(out[posAttributes:], uint16(attrs))
+	binary.BigEndian.PutUint32(out[posCRC:], batchCRC(out))
+	bi.hdr.Attributes = attrs
+	return out, nil
 }
 
 // recordValidator walks the records of a batch with kbin's varint reader (no
 // allocation per record) checking structure, offset deltas and timestamps.
 type recordValidator struct {
-	cfg      *Config
-	nowMs    int64
-	firstTs  int64
-	maxTs    int64
-	checkTs  bool
-	expected int32
+	cfg       *Config
+	nowMs     int64
+	firstTs   int64
+	maxTs     int64
+	checkTs   bool
+	compacted bool // cleanup.policy includes compact: every record needs a key
+	expected  int32
 }
 
 func (rv *recordValidator) walk(src []byte) error {
@@ -198,9 +226,14 @@ func (rv *recordValidator) walk(src []byte) error {
 		if !r.Ok() {
 			return fmt.Errorf("%w: record %d length %d exceeds the batch", ErrCorruptMessage, i, length)
 		}
-		tsDelta, offDelta, err := parseRecordBody(body)
+		tsDelta, offDelta, keyLen, err := parseRecordBody(body)
 		if err != nil {
 			return fmt.Errorf("%w: record %d: %v", ErrCorruptMessage, i, err)
+		}
+		// LogValidator.validateKey: the cleaner could never tell which record a
+		// keyless one supersedes (INVALID_RECORD).
+		if rv.compacted && keyLen < 0 {
+			return fmt.Errorf("%w: compacted topic cannot accept message without key (record %d)", ErrInvalidRecord, i)
 		}
 		// Kafka rebuilds a compressed batch whose inner offsets are not 0..n-1 (old
 		// clients); v2 producers always number them correctly, and rebuilding would
@@ -227,45 +260,46 @@ func (rv *recordValidator) walk(src []byte) error {
 }
 
 // parseRecordBody checks that one record's body parses to exactly its declared
-// length (Kafka's DefaultRecord.readFrom does the same) and returns its deltas.
-func parseRecordBody(body []byte) (tsDelta int64, offDelta int32, err error) {
+// length (Kafka's DefaultRecord.readFrom does the same) and returns its deltas and
+// key length (-1: null key).
+func parseRecordBody(body []byte) (tsDelta int64, offDelta, keyLen int32, err error) {
 	b := kbin.Reader{Src: body}
 	b.Int8() // attributes: unused in v2
 	tsDelta = b.Varlong()
 	offDelta = b.Varint()
-	if kl := b.Varint(); kl >= 0 {
-		b.Span(int(kl))
+	if keyLen = b.Varint(); keyLen >= 0 {
+		b.Span(int(keyLen))
 	}
 	if vl := b.Varint(); vl >= 0 {
 		b.Span(int(vl))
 	}
 	nh := b.Varint()
 	if !b.Ok() {
-		return 0, 0, fmt.Errorf("truncated record")
+		return 0, 0, 0, fmt.Errorf("truncated record")
 	}
 	if nh < 0 {
-		return 0, 0, fmt.Errorf("invalid negative header count %d", nh)
+		return 0, 0, 0, fmt.Errorf("invalid negative header count %d", nh)
 	}
 	for h := int32(0); h < nh; h++ {
 		kl := b.Varint()
 		if kl < 0 {
-			return 0, 0, fmt.Errorf("invalid negative header key size %d", kl)
+			return 0, 0, 0, fmt.Errorf("invalid negative header key size %d", kl)
 		}
 		b.Span(int(kl))
 		if vl := b.Varint(); vl >= 0 {
 			b.Span(int(vl))
 		}
 		if !b.Ok() {
-			return 0, 0, fmt.Errorf("truncated record header")
+			return 0, 0, 0, fmt.Errorf("truncated record header")
 		}
 	}
 	if !b.Ok() {
-		return 0, 0, fmt.Errorf("truncated record")
+		return 0, 0, 0, fmt.Errorf("truncated record")
 	}
 	if len(b.Src) != 0 {
-		return 0, 0, fmt.Errorf("invalid record size: %d bytes left over in the record payload", len(b.Src))
+		return 0, 0, 0, fmt.Errorf("invalid record size: %d bytes left over in the record payload", len(b.Src))
 	}
-	return tsDelta, offDelta, nil
+	return tsDelta, offDelta, keyLen, nil
 }
 
 // recordTimestamps calls fn with each record's offset delta and timestamp, stopping
@@ -303,7 +337,7 @@ func recordTimestamps(batch []byte, fn func(offDelta int32, ts int64) bool) erro
 		if !r.Ok() || length < 0 {
 			return fmt.Errorf("%w: truncated record", ErrCorruptMessage)
 		}
-		tsDelta, offDelta, err := parseRecordBody(body)
+		tsDelta, offDelta, _, err := parseRecordBody(body)
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrCorruptMessage, err)
 		}

@@ -47,3 +47,29 @@ func BenchmarkRead(b *testing.B) {
 	}
 	b.SetBytes(n / int64(b.N))
 }
+
+// BenchmarkAppendRecompress appends the same uncompressed batches to a topic
+// whose compression.type makes the broker compress them.
+func BenchmarkAppendRecompress(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		typ  CompressionType
+	}{{"lz4", CompressionLz4}, {"zstd", CompressionZstd}, {"gzip", CompressionGzip}} {
+		b.Run(c.name, func(b *testing.B) {
+			cfg := DefaultConfig()
+			cfg.CompressionType = c.typ
+			l, _ := openTestLog(b, cfg)
+			batch := testBatch{n: 16, valueSize: 1024}.build(b)
+			buf := make([]byte, len(batch))
+			b.SetBytes(int64(len(batch)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				copy(buf, batch)
+				if _, err := l.Append(buf, testNow); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

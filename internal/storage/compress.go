@@ -119,3 +119,136 @@ func snappyBlock(dst, block []byte, limit int) ([]byte, error) {
 	}
 	return append(dst, dec...), nil
 }
+
+// compress encodes the records section of a batch with codec at level (the
+// topic's compression.<codec>.level), producing what Kafka's own writers produce:
+// gzip, xerial-framed snappy (snappy-java's SnappyOutputStream, which Java clients
+// expect), an LZ4 frame with independent 64 KiB blocks and no checksums (Kafka's
+// KafkaLZ4BlockOutputStream), or a zstd frame.
+func compress(codec int8, level int, src []byte) ([]byte, error) {
+	switch codec {
+	case codecGzip:
+		if level != -1 && (level < 1 || level > 9) {
+			return nil, fmt.Errorf("gzip level %d", level)
+		}
+		var buf bytes.Buffer
+		pool := &gzipWriters[level+1]
+		zw, _ := pool.Get().(*gzip.Writer)
+		if zw == nil {
+			var err error
+			if zw, err = gzip.NewWriterLevel(&buf, level); err != nil {
+				return nil, err
+			}
+		} else {
+			zw.Reset(&buf)
+		}
+		defer pool.Put(zw)
+		if _, err := zw.Write(src); err != nil {
+			return nil, err
+		}
+		if err := zw.Close(); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	case codecSnappy:
+		return compressXerial(src), nil
+	case codecLz4:
+		var buf bytes.Buffer
+		pool := &lz4Writers[min(max(level, 1), 9)]
+		zw, _ := pool.Get().(*lz4.Writer)
+		if zw == nil {
+			zw = lz4.NewWriter(&buf)
+			if err := zw.Apply(lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false),
+				lz4.BlockChecksumOption(false), lz4.CompressionLevelOption(lz4Level(level))); err != nil {
+				return nil, err
+			}
+		} else {
+			zw.Reset(&buf) // keeps the options
+		}
+		defer pool.Put(zw)
+		if _, err := zw.Write(src); err != nil {
+			return nil, err
+		}
+		if err := zw.Close(); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	case codecZstd:
+		enc, err := zstdEncoder(level)
+		if err != nil {
+			return nil, err
+		}
+		return enc.EncodeAll(src, nil), nil
+	}
+	return nil, fmt.Errorf("unknown compression codec %d", codec)
+}
+
+// Writers are reused per level: a gzip writer allocates about 1 MiB of state.
+var (
+	gzipWriters [11]sync.Pool // levels -1 to 9, at level+1
+	lz4Writers  [10]sync.Pool // mapped levels 1 to 9
+)
+
+// lz4Level maps Kafka's compression.lz4.level (1-17; 1 is lz4-java's fast
+// compressor, 2-17 its high-compression levels) onto pierrec/lz4's Fast and
+// Level1-9.
+func lz4Level(level int) lz4.CompressionLevel {
+	if level <= 1 {
+		return lz4.Fast
+	}
+	return lz4.CompressionLevel(1 << (8 + min(level, 9)))
+}
+
+// xerialBlockSize is snappy-java's default block size.
+const xerialBlockSize = 32 << 10
+
+func compressXerial(src []byte) []byte {
+	out := make([]byte, 0, 16+len(src)/2)
+	out = append(out, xerialMagic...)
+	out = binary.BigEndian.AppendUint32(out, 1) // version
+	out = binary.BigEndian.AppendUint32(out, 1) // minimum compatible version
+	for len(src) > 0 {
+		n := min(len(src), xerialBlockSize)
+		block := s2.EncodeSnappy(nil, src[:n])
+		out = binary.BigEndian.AppendUint32(out, uint32(len(block)))
+		out = append(out, block...)
+		src = src[n:]
+	}
+	return out
+}
+
+// zstdEncoders holds one encoder per level; EncodeAll may be called concurrently.
+var zstdEncoders struct {
+	sync.Mutex
+	byLevel map[int]*zstd.Encoder
+}
+
+func zstdEncoder(level int) (*zstd.Encoder, error) {
+	zstdEncoders.Lock()
+	defer zstdEncoders.Unlock()
+	if e := zstdEncoders.byLevel[level]; e != nil {
+		return e, nil
+	}
+	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return nil, err
+	}
+	if zstdEncoders.byLevel == nil {
+		zstdEncoders.byLevel = map[int]*zstd.Encoder{}
+	}
+	zstdEncoders.byLevel[level] = e
+	return e, nil
+}
+
+// levelFor is the topic's configured level of codec.
+func (c *Config) levelFor(codec int8) int {
+	switch codec {
+	case codecGzip:
+		return c.GzipLevel
+	case codecLz4:
+		return c.Lz4Level
+	case codecZstd:
+		return c.ZstdLevel
+	}
+	return 0
+}

@@ -16,6 +16,45 @@ const (
 	LogAppendTime TimestampType = 1
 )
 
+// CleanupPolicy is cleanup.policy: which of retention (delete) and log
+// compaction (compact) apply. Both may be set; neither (an empty list) keeps
+// everything.
+type CleanupPolicy struct {
+	Delete  bool
+	Compact bool
+}
+
+// CompressionType is compression.type: what codec the broker stores batches in.
+type CompressionType int8
+
+const (
+	// CompressionProducer keeps each batch in the codec the producer chose.
+	CompressionProducer CompressionType = iota
+	CompressionUncompressed
+	CompressionGzip
+	CompressionSnappy
+	CompressionLz4
+	CompressionZstd
+)
+
+// codec is the batch attribute codec id the type stores batches with; -1 for
+// CompressionProducer (keep the batch's own).
+func (c CompressionType) codec() int8 {
+	switch c {
+	case CompressionUncompressed:
+		return codecNone
+	case CompressionGzip:
+		return codecGzip
+	case CompressionSnappy:
+		return codecSnappy
+	case CompressionLz4:
+		return codecLz4
+	case CompressionZstd:
+		return codecZstd
+	}
+	return -1
+}
+
 // Config is one partition log's settings, taken from the topic's effective configs.
 type Config struct {
 	SegmentBytes         int64         // segment.bytes (default 1 GiB)
@@ -28,6 +67,21 @@ type Config struct {
 	TimestampType        TimestampType // CreateTime (default) or LogAppendTime (message.timestamp.type)
 	TimestampBeforeMaxMs int64         // message.timestamp.before.max.ms (Long.MAX default)
 	TimestampAfterMaxMs  int64         // message.timestamp.after.max.ms (Kafka 4 default 3600000)
+
+	CleanupPolicy          CleanupPolicy // cleanup.policy (default delete)
+	MinCleanableDirtyRatio float64       // min.cleanable.dirty.ratio (0.5): clean when dirty bytes / cleanable bytes exceed it
+	MinCompactionLagMs     int64         // min.compaction.lag.ms (0): records younger than this stay uncompacted
+	MaxCompactionLagMs     int64         // max.compaction.lag.ms (Long.MAX): dirty records older than this force a clean
+	DeleteRetentionMs      int64         // delete.retention.ms (1 day): how long compaction keeps tombstones
+
+	CompressionType CompressionType // compression.type (default producer)
+	GzipLevel       int             // compression.gzip.level (-1: the codec's default)
+	Lz4Level        int             // compression.lz4.level (9)
+	ZstdLevel       int             // compression.zstd.level (3)
+
+	// ProducerIDExpirationMs is producer.id.expiration.ms (1 day): idempotent
+	// producer state idle for longer is dropped when retention runs.
+	ProducerIDExpirationMs int64
 }
 
 // DefaultConfig returns Kafka 4's topic defaults.
@@ -43,7 +97,30 @@ func DefaultConfig() Config {
 		TimestampType:        CreateTime,
 		TimestampBeforeMaxMs: math.MaxInt64,
 		TimestampAfterMaxMs:  3600000,
+
+		CleanupPolicy:          CleanupPolicy{Delete: true},
+		MinCleanableDirtyRatio: 0.5,
+		MinCompactionLagMs:     0,
+		MaxCompactionLagMs:     math.MaxInt64,
+		DeleteRetentionMs:      86400000,
+
+		CompressionType: CompressionProducer,
+		GzipLevel:       -1,
+		Lz4Level:        9,
+		ZstdLevel:       3,
+
+		ProducerIDExpirationMs: 86400000,
 	}
+}
+
+// rollMs is how old the active segment may get before it is rolled: Kafka's
+// LogConfig.maxSegmentMs also rolls a compacted log by max.compaction.lag.ms, since
+// the cleaner never touches the active segment.
+func (c *Config) rollMs() int64 {
+	if c.CleanupPolicy.Compact && c.MaxCompactionLagMs > 0 {
+		return min(c.MaxCompactionLagMs, c.SegmentMs)
+	}
+	return c.SegmentMs
 }
 
 // normalized clamps values a topic config validator should already have rejected,
@@ -75,6 +152,31 @@ func (c Config) normalized() Config {
 	}
 	if c.TimestampAfterMaxMs < 0 {
 		c.TimestampAfterMaxMs = d.TimestampAfterMaxMs
+	}
+	if !(c.MinCleanableDirtyRatio >= 0 && c.MinCleanableDirtyRatio <= 1) { // NaN too
+		c.MinCleanableDirtyRatio = d.MinCleanableDirtyRatio
+	}
+	c.MinCompactionLagMs = max(c.MinCompactionLagMs, 0)
+	if c.MaxCompactionLagMs <= 0 {
+		c.MaxCompactionLagMs = d.MaxCompactionLagMs
+	}
+	if c.DeleteRetentionMs < 0 {
+		c.DeleteRetentionMs = d.DeleteRetentionMs
+	}
+	if c.CompressionType < CompressionProducer || c.CompressionType > CompressionZstd {
+		c.CompressionType = d.CompressionType
+	}
+	if c.GzipLevel != -1 && (c.GzipLevel < 1 || c.GzipLevel > 9) {
+		c.GzipLevel = d.GzipLevel
+	}
+	if c.Lz4Level < 1 || c.Lz4Level > 17 {
+		c.Lz4Level = d.Lz4Level
+	}
+	if c.ZstdLevel < -131072 || c.ZstdLevel > 22 {
+		c.ZstdLevel = d.ZstdLevel
+	}
+	if c.ProducerIDExpirationMs <= 0 {
+		c.ProducerIDExpirationMs = d.ProducerIDExpirationMs
 	}
 	return c
 }

@@ -16,6 +16,13 @@
 //   - <base>.timeindex: 12-byte entries (int64 max timestamp so far, int32 relative
 //     offset of the batch holding it), appended when the max grows at each index
 //     interval and once more when the segment is rolled.
+//   - <offset>.snapshot: idempotent producer state as of that offset (Kafka's
+//     snapshot format, snapshot.go), written after each roll and on Close; the
+//     newest two are kept.
+//   - cleaner-offset-checkpoint: compacted logs only; the first dirty offset
+//     (Kafka keeps one such file per log directory; kbroker one per partition).
+//   - <base>.log.cleaned / .swap (and their indexes): a compacted segment on its
+//     way in; never present after Open.
 //   - partition.metadata: "version: 0" and the topic id, so that a directory left
 //     by a deleted topic is recognised when a topic of the same name is recreated.
 //   - .kbroker_cleanshutdown: present only after a clean Close.
@@ -25,21 +32,43 @@
 // Append validates a produced batch as Kafka 4 does for Produce v3+ (one batch,
 // magic 2, CRC-32C, base offset 0, record count and offset deltas, timestamps
 // within message.timestamp.before/after.max.ms, max.message.bytes), decompressing
-// compressed batches (bounded) to check their records. Control and transactional
-// batches are refused: transactions are not implemented. Idempotent producers get
-// Kafka's sequence/epoch checks and duplicate detection over their last 5 batches.
+// compressed batches (bounded) to check their records; on a compacted topic every
+// record needs a key. Control and transactional batches are refused: transactions
+// are not implemented. Idempotent producers get Kafka's sequence/epoch checks and
+// duplicate detection over their last 5 batches; a producer idle for
+// producer.id.expiration.ms is forgotten when retention runs. compression.type
+// other than producer recompresses a batch whose codec differs (at the topic's
+// compression.<codec>.level), keeping its records, offsets and producer fields.
 //
-// Segments roll on segment.bytes, segment.ms (measured from the first batch's
-// timestamp), a full index, or relative-offset overflow. Retention deletes whole
+// Segments roll on segment.bytes, segment.ms (on a compacted log, at most
+// max.compaction.lag.ms) measured from the first batch's timestamp, a full index,
+// or relative-offset overflow. With cleanup.policy delete, retention deletes whole
 // oldest segments by retention.ms (largest timestamp) and retention.bytes; the log
 // always keeps an active segment, rolling a fresh one before deleting the last.
+// With compact, the cleaner (cleaner.go; Manager.RunCleaner, started by
+// RunRetention) rewrites closed segments keeping the latest record per key, as
+// Kafka's log cleaner does; a compact-only log never loses segments to retention.
+//
+// Differences from Kafka, on purpose: the cleaner's key map holds the keys
+// themselves, not MD5 hashes, bounded by key count (maxCleanerMapKeys) rather
+// than bytes; segments are grouped for cleaning by size and offset range, not by
+// index file size; a cleaned batch keeps its first timestamp (and record
+// timestamp deltas) unless a delete horizon is set, where Kafka's rebuilt batch
+// restarts from the first kept record's timestamp; an LZ4 level above 9 is
+// compressed at 9 (pierrec/lz4's highest). Snapshots record up to 5 batches per
+// producer, where Kafka's record one, so duplicate detection is the same after a
+// restart as before it.
 //
 // Durability follows Kafka: writes are not fsynced (the page cache holds
 // acknowledged data); segments are synced when rolled and on Close. Open recovers
-// from a crash by re-checking the last segment batch by batch (CRC included unless
+// from a crash by finishing (a .log.swap exists) or undoing an interrupted cleaner
+// swap, then re-checking segments batch by batch (CRC included for the last unless
 // the shutdown was clean), truncating a torn or corrupt tail (and any later
-// segment), rebuilding damaged indexes (they are caches of the .log) and rebuilding
-// producer state from batch headers.
+// segment), rebuilding damaged indexes (they are caches of the .log). Segments
+// below the newest producer snapshot were sealed before it was written, so, like
+// Kafka's segments below its recovery point, they are loaded from their indexes
+// without being read; producer state is the snapshot plus the batches after it,
+// or without a usable snapshot is rebuilt from every batch header.
 //
 // # Concurrency
 //
@@ -47,5 +76,9 @@
 // take no writer lock: they snapshot the segment list, read only bytes published
 // through an atomic log-end pointer, and use ReadAt so many reads proceed in
 // parallel with each other and with an append's write. A segment being deleted
-// waits for in-flight reads of it; a read that loses that race restarts.
+// waits for in-flight reads of it; a read that loses that race restarts. The
+// cleaner reads closed segments without locks and takes appendMu only to swap its
+// output in; a round holds the log's cleanMu, which Close takes (after asking the
+// round to stop) before appendMu. Lock order: cleanMu, appendMu, mu, then a
+// segment's fmu and imu.
 package storage

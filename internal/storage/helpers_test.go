@@ -27,11 +27,21 @@ type testBatch struct {
 	attrs     int16
 	maxTs     int64 // 0: computed from records
 	tag       string
+	recs      []kv // if set: the records' keys and values (n is len(recs))
 }
+
+// kv is a record's key and value; nil means null (no key, or a tombstone).
+type kv struct{ key, value []byte }
+
+func rec(key, value string) kv { return kv{[]byte(key), []byte(value)} }
+func tombstone(key string) kv  { return kv{key: []byte(key)} }
 
 var testNow = time.UnixMilli(1_700_000_000_000)
 
 func (tb testBatch) build(t testing.TB) []byte {
+	if tb.recs != nil {
+		tb.n = len(tb.recs)
+	}
 	if tb.n == 0 {
 		tb.n = 1
 	}
@@ -57,6 +67,9 @@ func (tb testBatch) build(t testing.TB) []byte {
 			Key:              []byte(fmt.Sprintf("k%d", i)),
 			Value:            value(tb.tag, i, tb.valueSize),
 			Headers:          []kmsg.Header{{Key: "h", Value: []byte("v")}},
+		}
+		if tb.recs != nil {
+			r.Key, r.Value = tb.recs[i].key, tb.recs[i].value
 		}
 		body := r.AppendTo(nil)
 		r.Length = int32(len(body) - 1) // body was encoded with a 1-byte length varint of 0
@@ -113,6 +126,7 @@ type readRecord struct {
 	ts     int64
 	key    string
 	value  string
+	null   bool // tombstone
 }
 
 // decodeBatches parses fetched bytes the way a client does (kgo's decompressor).
@@ -147,7 +161,7 @@ func decodeBatches(t testing.TB, b []byte) []readRecord {
 			if rb.Attributes&attrLogAppendTime != 0 {
 				ts = rb.MaxTimestamp
 			}
-			out = append(out, readRecord{rb.FirstOffset + int64(r.OffsetDelta), ts, string(r.Key), string(r.Value)})
+			out = append(out, readRecord{rb.FirstOffset + int64(r.OffsetDelta), ts, string(r.Key), string(r.Value), r.Value == nil})
 		}
 		b = b[size:]
 	}

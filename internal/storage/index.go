@@ -129,7 +129,11 @@ func (s *segment) readIndexFiles(size int64) (off []offsetEntry, tim []timeEntry
 }
 
 // writeIndexFiles replaces both index files with the in-memory entries.
-func (s *segment) writeIndexFiles() error {
+func (s *segment) writeIndexFiles() error { return s.writeIndexFilesAs("", false) }
+
+// writeIndexFilesAs writes both index files under names ending in suffix, synced
+// if sync.
+func (s *segment) writeIndexFilesAs(suffix string, sync bool) error {
 	ob := make([]byte, 0, len(s.off)*offsetEntrySize)
 	for _, e := range s.off {
 		ob = binary.BigEndian.AppendUint32(ob, uint32(e.rel))
@@ -140,10 +144,24 @@ func (s *segment) writeIndexFiles() error {
 		tb = binary.BigEndian.AppendUint64(tb, uint64(e.ts))
 		tb = binary.BigEndian.AppendUint32(tb, uint32(e.rel))
 	}
-	if err := os.WriteFile(s.path+".index", ob, 0o644); err != nil {
-		return fmt.Errorf("%w: %v", ErrStorage, err)
+	if err := writeFile(s.path+".index"+suffix, ob, sync); err != nil {
+		return err
 	}
-	if err := os.WriteFile(s.path+".timeindex", tb, 0o644); err != nil {
+	return writeFile(s.path+".timeindex"+suffix, tb, sync)
+}
+
+func writeFile(path string, b []byte, sync bool) error {
+	f, err := os.Create(path)
+	if err == nil {
+		_, err = f.Write(b)
+		if err == nil && sync {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	return nil

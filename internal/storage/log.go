@@ -42,7 +42,16 @@ type Log struct {
 	chMu sync.Mutex
 	ch   chan struct{}
 
-	sealing sync.WaitGroup // background syncs of rolled segments
+	sealing    sync.WaitGroup // background syncs of rolled segments
+	lastSeal   chan struct{}  // closed when the newest roll's seal finished (guarded by appendMu)
+	sealFailed atomic.Bool    // a seal failed: no more snapshots, they would vouch for its index
+
+	// cleanMu is held by a cleaning round (compaction, cleaner.go) for its whole
+	// length; closing asks the round to stop. Lock order: cleanMu, appendMu, mu.
+	cleanMu     sync.Mutex
+	closing     atomic.Bool
+	firstDirty  atomic.Int64 // cleaner checkpoint: offsets below it were compacted
+	uncleanable atomic.Bool  // cleaning failed on bad data: the cleaner skips the log
 }
 
 // logEnd is the log end offset and where it is in the active segment, published
@@ -61,15 +70,20 @@ type AppendResult struct {
 	Duplicate              bool // idempotent retry of an already-written batch: offsets are the original ones, nothing re-appended
 }
 
-// Open opens (creating if missing) the log in dir, recovering after a crash: the
-// last segment is scanned, a torn/corrupt tail (partial batch, bad CRC) is
-// truncated, indexes rebuilt if damaged, and the idempotent-producer state is
-// rebuilt from the batch headers.
+// Open opens (creating if missing) the log in dir, recovering after a crash: a
+// log cleaner swap cut short is finished or rolled back, the last segment is
+// scanned, a torn/corrupt tail (partial batch, bad CRC) is truncated, indexes
+// rebuilt if damaged, and the idempotent-producer state is loaded from the newest
+// snapshot plus the batches after it (or, without a usable snapshot, rebuilt from
+// every batch header).
 func Open(dir string, cfg Config) (*Log, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	l := &Log{dir: dir, cfg: cfg.normalized(), ps: newProducerState(), ch: make(chan struct{})}
+	if err := recoverCleanerFiles(dir); err != nil {
+		return nil, err
+	}
 	bases, err := l.listSegments()
 	if err != nil {
 		return nil, err
@@ -78,12 +92,17 @@ func Open(dir string, cfg Config) (*Log, error) {
 	if err := os.Remove(filepath.Join(dir, cleanShutdownFile)); err == nil {
 		clean = true
 	}
-	if err := l.loadSegments(bases, clean); err != nil {
+	snapOff, ps, ok := loadLatestSnapshot(dir)
+	if ok {
+		l.ps = ps
+	}
+	if err := l.loadSegments(bases, clean, snapOff); err != nil {
 		for _, s := range l.segs {
 			s.close()
 		}
 		return nil, err
 	}
+	l.firstDirty.Store(readCleanerCheckpoint(dir))
 	return l, nil
 }
 
@@ -108,6 +127,11 @@ func (l *Log) listSegments() ([]int64, error) {
 		switch ext {
 		case ".deleted":
 			os.Remove(filepath.Join(l.dir, name))
+		case ".tmp":
+			// A snapshot or cleaner checkpoint whose write a crash cut short.
+			if strings.HasSuffix(stem, snapshotSuffix) || stem == cleanerCheckpointFile {
+				os.Remove(filepath.Join(l.dir, name))
+			}
 		case ".index", ".timeindex":
 			if !logs[stem] {
 				os.Remove(filepath.Join(l.dir, name))
@@ -124,7 +148,13 @@ func (l *Log) listSegments() ([]int64, error) {
 	return bases, nil
 }
 
-func (l *Log) loadSegments(bases []int64, clean bool) error {
+// loadSegments opens the segments. snapOff is the offset of the producer state
+// snapshot already loaded (-1: none). A snapshot is written only after every
+// segment below its offset was sealed (final time index entry written, files
+// synced), so those segments are loaded from their index files without reading
+// their batches, as Kafka loads segments below its recovery point; the rest are
+// scanned, replaying batches at or above snapOff into the producer state.
+func (l *Log) loadSegments(bases []int64, clean bool, snapOff int64) error {
 	prevLast := int64(-1)
 	for i, base := range bases {
 		s, err := openSegmentFile(l.dir, base)
@@ -134,7 +164,12 @@ func (l *Log) loadSegments(bases []int64, clean bool) error {
 		last := i == len(bases)-1
 		s.interval = l.cfg.IndexIntervalBytes
 		l.segs = append(l.segs, s)
-		end, err := l.recoverSegment(s, prevLast, last, last && !clean)
+		if !last && snapOff >= 0 && bases[i+1] <= snapOff && s.loadSealedIndex() {
+			s.lastOffset = bases[i+1] - 1
+			prevLast = s.lastOffset
+			continue
+		}
+		end, err := l.recoverSegment(s, prevLast, last, last && !clean, snapOff)
 		if err != nil {
 			return err
 		}
@@ -188,13 +223,39 @@ func (l *Log) loadSegments(bases []int64, clean bool) error {
 	}
 	l.end.Store(&logEnd{offset: next, seg: active, pos: active.size.Load()})
 	l.logStart.Store(l.segs[0].base)
+	if snapOff > next {
+		// Recovery cut the log below the snapshot: the state it holds is ahead of
+		// the log. Rebuild from the batches, as without a snapshot.
+		removeSnapshotsAbove(l.dir, next)
+		l.ps = newProducerState()
+		if err := l.replayProducers(); err != nil {
+			return err
+		}
+	}
+	l.ps.truncateHead(l.logStart.Load())
+	return nil
+}
+
+// replayProducers rebuilds the producer state from every batch header.
+func (l *Log) replayProducers() error {
+	for _, s := range l.segs {
+		size := s.size.Load()
+		for pos := int64(0); pos < size; {
+			h, err := s.readHeader(pos, size)
+			if err != nil {
+				return err
+			}
+			l.ps.apply(&h)
+			pos += h.size
+		}
+	}
 	return nil
 }
 
 // recoverSegment scans a segment's batch headers (and CRCs when verify), feeding the
-// producer state, and returns the end of its valid prefix. The active segment's
-// index is rebuilt in memory during the scan.
-func (l *Log) recoverSegment(s *segment, prevLast int64, active, verify bool) (int64, error) {
+// producer state with the batches at or above feedFrom, and returns the end of its
+// valid prefix. The active segment's index is rebuilt in memory during the scan.
+func (l *Log) recoverSegment(s *segment, prevLast int64, active, verify bool, feedFrom int64) (int64, error) {
 	size := s.size.Load()
 	if active {
 		s.imu.Lock()
@@ -237,14 +298,8 @@ func (l *Log) recoverSegment(s *segment, prevLast int64, active, verify bool) (i
 		if pos == 0 {
 			s.rollBaseTs = h.maxTimestamp
 		}
-		if h.producerID >= 0 && h.attributes&attrControl == 0 {
-			l.ps.update(h.producerID, h.producerEpoch, batchMeta{
-				firstSeq:     h.baseSequence,
-				lastSeq:      incrementSequence(h.baseSequence, int32(h.lastOffset-h.baseOffset)),
-				firstOffset:  h.baseOffset,
-				lastOffset:   h.lastOffset,
-				maxTimestamp: h.maxTimestamp,
-			})
+		if h.baseOffset >= feedFrom {
+			l.ps.apply(&h)
 		}
 		s.lastOffset = h.lastOffset
 		prevLast = h.lastOffset
@@ -320,6 +375,11 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 			return AppendResult{}, err
 		}
 	}
+	if target := cfg.CompressionType.codec(); target >= 0 && target != bi.codec() {
+		if batch, err = recompressChecked(batch, &bi, cfg, target); err != nil {
+			return AppendResult{}, err
+		}
+	}
 	nowMs := now.UnixMilli()
 	incomingTs := bi.maxTimestamp
 	if cfg.TimestampType == LogAppendTime {
@@ -364,6 +424,24 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 	return res, nil
 }
 
+// recompressChecked converts the batch to the topic's compression.type and, as
+// UnifiedLog.append does when validation changed a batch's size, checks the new
+// size against max.message.bytes and segment.bytes again.
+func recompressChecked(batch []byte, bi *batchInfo, cfg *Config, codec int8) ([]byte, error) {
+	out, err := recompress(batch, bi, codec, cfg.levelFor(codec))
+	if err != nil {
+		return nil, err
+	}
+	if n := int64(len(out)); n > int64(cfg.MaxMessageBytes) {
+		return nil, fmt.Errorf("%w: record batch of %d bytes after recompression exceeds max.message.bytes %d",
+			ErrMessageTooLarge, n, cfg.MaxMessageBytes)
+	} else if n > cfg.SegmentBytes {
+		return nil, fmt.Errorf("%w: record batch of %d bytes after recompression exceeds segment.bytes %d",
+			ErrRecordListTooLarge, n, cfg.SegmentBytes)
+	}
+	return out, nil
+}
+
 // maybeRoll starts a new segment when Kafka would (LogSegment.shouldRoll): the
 // batch would overflow segment.bytes, segment.ms passed since the segment's first
 // batch timestamp (measured with the incoming batch's timestamp, as Kafka does), an
@@ -377,7 +455,7 @@ func (l *Log) maybeRoll(size, incomingTs, lastOffset int64, now time.Time) (*seg
 	seg.imu.RLock()
 	full := seg.offsetIndexFull(l.cfg.SegmentIndexBytes)
 	seg.imu.RUnlock()
-	if cur > l.cfg.SegmentBytes-size || seg.timeWaited(now.UnixMilli(), incomingTs) > l.cfg.SegmentMs ||
+	if cur > l.cfg.SegmentBytes-size || seg.timeWaited(now.UnixMilli(), incomingTs) > l.cfg.rollMs() ||
 		full || lastOffset-seg.base > math.MaxInt32 {
 		return l.roll()
 	}
@@ -404,16 +482,43 @@ func (l *Log) roll() (*segment, error) {
 	l.segs = append(l.segs[:len(l.segs):len(l.segs)], s)
 	l.mu.Unlock()
 	l.end.Store(&logEnd{offset: end.offset, seg: s, pos: 0})
+	// The producer snapshot at the new base is written once this and every
+	// earlier rolled segment is sealed: Open trusts the index files of segments
+	// below a snapshot's offset.
+	snap := l.ps.encodeSnapshot()
+	prev, done := l.lastSeal, make(chan struct{})
+	l.lastSeal = done
 	l.sealing.Add(1)
 	go func() {
 		defer l.sealing.Done()
-		old.fmu.RLock()
-		defer old.fmu.RUnlock()
-		if !old.closed {
-			old.seal()
+		defer close(done)
+		if !l.sealSegment(old) {
+			return
 		}
+		if prev != nil {
+			<-prev
+		}
+		if l.sealFailed.Load() {
+			return
+		}
+		_ = writeSnapshot(l.dir, end.offset, snap) // an optimisation: Open falls back to scanning
 	}()
 	return s, nil
+}
+
+// sealSegment seals a rolled segment unless it was closed meanwhile (log closed,
+// or the segment deleted or replaced by the cleaner). It reports success.
+func (l *Log) sealSegment(s *segment) bool {
+	s.fmu.RLock()
+	defer s.fmu.RUnlock()
+	if s.closed {
+		return false
+	}
+	if s.seal() != nil {
+		l.sealFailed.Store(true)
+		return false
+	}
+	return true
 }
 
 func (l *Log) active() *segment {
@@ -461,8 +566,13 @@ func (l *Log) Size() int64 {
 	return n
 }
 
-// Close syncs and closes the log; later calls return ErrClosed.
+// Close syncs and closes the log, writing a producer state snapshot at the log end
+// offset; later calls return ErrClosed. A cleaning round in progress is stopped
+// (and its unfinished output discarded) first.
 func (l *Log) Close() error {
+	l.closing.Store(true)
+	l.cleanMu.Lock()
+	defer l.cleanMu.Unlock()
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	l.mu.Lock()
@@ -488,6 +598,9 @@ func (l *Log) Close() error {
 	active.imu.Unlock()
 	if e := active.f.Sync(); e != nil && err == nil {
 		err = e
+	}
+	if err == nil && !l.sealFailed.Load() {
+		err = writeSnapshot(l.dir, l.end.Load().offset, l.ps.encodeSnapshot())
 	}
 	for _, s := range segs {
 		if e := s.close(); e != nil && err == nil {

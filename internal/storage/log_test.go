@@ -158,11 +158,15 @@ func TestOffsetsAndDataPersistAcrossReopen(t *testing.T) {
 	}
 }
 
-// crash simulates a killed process: the files stay as written but Close never ran.
+// crash simulates a killed process: the files stay as written but Close never ran
+// (so neither the clean shutdown marker nor the log-end producer snapshot exist;
+// snapshots written at rolls do).
 func crash(t *testing.T, l *Log) {
 	t.Helper()
+	hwm := l.HighWatermark()
 	l.Close()
 	os.Remove(filepath.Join(l.dir, cleanShutdownFile))
+	os.Remove(snapshotPath(l.dir, hwm))
 }
 
 func lastSegment(t *testing.T, dir string) string {
@@ -247,6 +251,12 @@ func TestCorruptMiddleSegmentDropsLaterSegments(t *testing.T) {
 		t.Fatalf("want >= 3 segments, got %d", len(logs))
 	}
 	crash(t, l)
+	// Segments below a producer snapshot were sealed before it was written and are
+	// trusted as Kafka trusts segments below its recovery point; without one,
+	// every segment is scanned.
+	for _, off := range listSnapshots(dir) {
+		os.Remove(snapshotPath(dir, off))
+	}
 	// Break the header chain in the second segment: a length pointing past the end.
 	f, _ := os.OpenFile(logs[1], os.O_RDWR, 0)
 	f.WriteAt([]byte{0x7f, 0xff, 0xff, 0xff}, posLength)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -38,6 +39,7 @@ type Manager struct {
 	closed bool
 
 	deleting sync.WaitGroup
+	cleaning atomic.Bool // a RunCleaner is running
 }
 
 // OpenManager remembers dirs, creating them, and starts removing directories a
@@ -226,9 +228,22 @@ func (m *Manager) removeAsync(dir string) {
 	}()
 }
 
+// DefaultCleanerBackoff is log.cleaner.backoff.ms: how long the cleaner sleeps
+// when no log needs cleaning.
+const DefaultCleanerBackoff = 15 * time.Second
+
 // RunRetention runs EnforceRetention on every log every interval
-// (log.retention.check.interval.ms) until ctx ends.
+// (log.retention.check.interval.ms) until ctx ends. It also runs the log cleaner
+// (RunCleaner with DefaultCleanerBackoff) for as long as it runs, so that
+// starting retention starts every background log task, as Kafka's LogManager
+// does.
 func (m *Manager) RunRetention(ctx context.Context, interval time.Duration) {
+	cleanerDone := make(chan struct{})
+	go func() {
+		defer close(cleanerDone)
+		m.RunCleaner(ctx, DefaultCleanerBackoff)
+	}()
+	defer func() { <-cleanerDone }()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -236,13 +251,7 @@ func (m *Manager) RunRetention(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			m.mu.Lock()
-			logs := make([]*Log, 0, len(m.logs))
-			for _, l := range m.logs {
-				logs = append(logs, l)
-			}
-			m.mu.Unlock()
-			for _, l := range logs {
+			for _, l := range m.openLogs() {
 				n, err := l.EnforceRetention(now)
 				if err != nil && !errors.Is(err, ErrClosed) {
 					m.logger.Warn("log retention", "dir", l.dir, "err", err)
@@ -252,6 +261,64 @@ func (m *Manager) RunRetention(ctx context.Context, interval time.Duration) {
 			}
 		}
 	}
+}
+
+func (m *Manager) openLogs() []*Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	logs := make([]*Log, 0, len(m.logs))
+	for _, l := range m.logs {
+		logs = append(logs, l)
+	}
+	return logs
+}
+
+// RunCleaner is the log cleaner thread (Kafka's log.cleaner.threads=1: one per
+// Manager; a second concurrent call returns at once). Until ctx ends it compacts
+// the filthiest log that is due (cleaner.go), then the next, sleeping backoff when
+// none is.
+func (m *Manager) RunCleaner(ctx context.Context, backoff time.Duration) {
+	if !m.cleaning.CompareAndSwap(false, true) {
+		return
+	}
+	defer m.cleaning.Store(false)
+	for ctx.Err() == nil {
+		if m.cleanFilthiest(time.Now()) {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+	}
+}
+
+// cleanFilthiest cleans the due log with the highest dirty ratio and reports
+// whether it made progress.
+func (m *Manager) cleanFilthiest(now time.Time) bool {
+	var best *Log
+	bestRatio := -1.0
+	for _, l := range m.openLogs() {
+		if c, ok := l.state(now.UnixMilli()); ok && c.due() && c.ratio() > bestRatio {
+			best, bestRatio = l, c.ratio()
+		}
+	}
+	if best == nil {
+		return false
+	}
+	res, err := best.clean(now, false)
+	if err != nil {
+		if !errors.Is(err, ErrClosed) {
+			m.logger.Warn("log cleaning", "dir", best.dir, "err", err)
+		}
+		return false
+	}
+	if res.SegmentsCleaned > 0 {
+		m.logger.Info("cleaned log", "dir", best.dir, "segments", res.SegmentsCleaned,
+			"dirty_from", res.FirstDirtyOffset, "clean_to", res.EndOffset,
+			"bytes_read", res.BytesRead, "bytes_written", res.BytesWritten, "records_removed", res.RecordsRemoved)
+	}
+	return res.EndOffset > res.FirstDirtyOffset
 }
 
 // Close closes every log and waits for background directory removals.

@@ -1,6 +1,9 @@
 package storage
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // batchesToRetain is how many recent batches per producer are remembered for
 // duplicate detection: Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN, matching
@@ -119,4 +122,49 @@ func (ps *producerState) truncateHead(logStart int64) {
 			delete(ps.producers, pid)
 		}
 	}
+}
+
+// expire drops producers whose last batch is producer.id.expiration.ms old
+// (ProducerStateManager.removeExpiredProducers: measured from the max timestamp of
+// the producer's last batch). Their next batch is accepted at any sequence.
+func (ps *producerState) expire(nowMs, expirationMs int64) int {
+	n := 0
+	for pid, e := range ps.producers {
+		if len(e.batches) == 0 || nowMs-e.batches[len(e.batches)-1].maxTimestamp >= expirationMs {
+			delete(ps.producers, pid)
+			n++
+		}
+	}
+	return n
+}
+
+// lastOffsets maps each producer to the last offset it wrote: the cleaner keeps
+// the batch ending there (empty if need be) so the producer's sequence survives.
+func (ps *producerState) lastOffsets() map[int64]int64 {
+	out := make(map[int64]int64, len(ps.producers))
+	for pid, e := range ps.producers {
+		out[pid] = e.lastOffset()
+	}
+	return out
+}
+
+func decrementSequence(seq, delta int32) int32 {
+	if seq < delta {
+		return math.MaxInt32 - (delta - seq) + 1
+	}
+	return seq - delta
+}
+
+// apply records a batch read back from the log (recovery, snapshot replay).
+func (ps *producerState) apply(h *batchHeader) {
+	if h.producerID < 0 || h.attributes&attrControl != 0 {
+		return
+	}
+	ps.update(h.producerID, h.producerEpoch, batchMeta{
+		firstSeq:     h.baseSequence,
+		lastSeq:      incrementSequence(h.baseSequence, int32(h.lastOffset-h.baseOffset)),
+		firstOffset:  h.baseOffset,
+		lastOffset:   h.lastOffset,
+		maxTimestamp: h.maxTimestamp,
+	})
 }

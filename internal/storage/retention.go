@@ -7,7 +7,10 @@ import (
 // EnforceRetention deletes whole closed segments past retention.ms (by the
 // segment's largest timestamp) or retention.bytes, and rolls the active segment when
 // segment.ms has passed; never deletes the active segment (rolls first if it is
-// wholly expired, as Kafka). Returns how many segments it deleted.
+// wholly expired, as Kafka). Segments are deleted only when cleanup.policy
+// includes delete: a compact-only log keeps them (UnifiedLog.deleteOldSegments).
+// It also forgets idempotent producers idle for producer.id.expiration.ms.
+// Returns how many segments it deleted.
 func (l *Log) EnforceRetention(now time.Time) (int, error) {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
@@ -15,11 +18,15 @@ func (l *Log) EnforceRetention(now time.Time) (int, error) {
 		return 0, ErrClosed
 	}
 	nowMs := now.UnixMilli()
+	l.ps.expire(nowMs, l.cfg.ProducerIDExpirationMs)
 	active := l.active()
-	if active.size.Load() > 0 && active.timeWaited(nowMs, nowMs) > l.cfg.SegmentMs {
+	if active.size.Load() > 0 && active.timeWaited(nowMs, nowMs) > l.cfg.rollMs() {
 		if _, err := l.roll(); err != nil {
 			return 0, err
 		}
+	}
+	if !l.cfg.CleanupPolicy.Delete {
+		return 0, nil
 	}
 	deleted := 0
 	// Kafka applies retention.ms, then retention.bytes, each deleting a prefix of

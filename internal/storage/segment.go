@@ -337,3 +337,21 @@ func (s *segment) remove() error {
 	}
 	return nil
 }
+
+// loadSealedIndex takes a sealed segment's index files as they are, without
+// reading its batches: the last time index entry (written when the segment was
+// sealed) gives its largest timestamp. It reports false if the files are missing
+// or do not make sense, and the segment must be scanned.
+func (s *segment) loadSealedIndex() bool {
+	s.imu.Lock()
+	defer s.imu.Unlock()
+	off, tim, ok := s.readIndexFiles(s.size.Load())
+	if !ok {
+		return false
+	}
+	s.off, s.tim, s.loaded = off, tim, true
+	if n := len(tim); n > 0 {
+		s.maxTs, s.maxTsOff = tim[n-1].ts, s.base+int64(tim[n-1].rel)
+	}
+	return true
+}

@@ -1,0 +1,449 @@
+package storage
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Log compaction (cleanup.policy=compact), as Kafka's LogCleaner, LogCleanerManager
+// and Cleaner do it:
+//
+//   - The log splits at the cleaner checkpoint ("first dirty offset") into a
+//     clean head, already compacted, and a dirty tail. The cleanable part of the
+//     tail ends at the first uncleanable offset: the active segment's base, or
+//     the first segment with a record younger than min.compaction.lag.ms.
+//   - A log is cleaned when dirty bytes / (clean + cleanable dirty bytes) exceeds
+//     min.cleanable.dirty.ratio, or when a dirty segment's first batch is older
+//     than max.compaction.lag.ms. The cleaner takes the filthiest log first.
+//   - A round maps every key of the cleanable dirty range to its latest offset
+//     (bounded: a round may cover only part of the range), then rewrites every
+//     segment below the mapped end, in groups that fit one segment, keeping the
+//     latest record per key. Tombstones are kept until delete.retention.ms after
+//     the first round that saw them (their batch's delete horizon).
+//   - Each group is written to "<base>.log.cleaned" (and indexes), synced,
+//     renamed to ".swap", swapped in for its source segments under the append
+//     lock, and renamed into place. Open finishes a swap whose .log.swap exists
+//     and rolls back otherwise.
+
+// cleanerCheckpointFile holds a partition's first dirty offset. Kafka keeps one
+// file per log directory listing every partition; here each partition directory
+// has its own, holding "0" (version), "1" (entries) and the offset.
+const cleanerCheckpointFile = "cleaner-offset-checkpoint"
+
+// maxCleanerMapKeys bounds the keys one round deduplicates, as Kafka's
+// log.cleaner.dedupe.buffer.size (128 MiB) bounds its offset map; a log with
+// more distinct dirty keys is compacted over several rounds.
+var maxCleanerMapKeys = 4 << 20
+
+// cleanerReadBuffer is the read-ahead used when scanning a segment.
+const cleanerReadBuffer = 256 << 10
+
+var errCleaningAborted = errors.New("log cleaning aborted")
+
+// CleanResult describes one cleaning round.
+type CleanResult struct {
+	FirstDirtyOffset int64 // start of the dirty range deduplicated
+	EndOffset        int64 // offsets below it are clean now (the new checkpoint)
+	SegmentsCleaned  int   // source segments rewritten
+	BytesRead        int64
+	BytesWritten     int64
+	RecordsRead      int64
+	RecordsRemoved   int64
+}
+
+// cleanState is a log's cleanable range at one moment (Kafka's LogToClean).
+type cleanState struct {
+	cfg                          Config
+	all                          []*segment // the log's segments
+	segs                         []*segment // all but the active one
+	firstDirty, firstUncleanable int64
+	cleanBytes, dirtyBytes       int64
+	needNow                      bool // max.compaction.lag.ms passed
+}
+
+func (c *cleanState) ratio() float64 {
+	if total := c.cleanBytes + c.dirtyBytes; total > 0 {
+		return float64(c.dirtyBytes) / float64(total)
+	}
+	return 0
+}
+
+// due is LogCleanerManager.grabFilthiestCompactedLog's test.
+func (c *cleanState) due() bool {
+	return (c.needNow && c.dirtyBytes > 0) || c.ratio() > c.cfg.MinCleanableDirtyRatio
+}
+
+// state computes the cleanable range (LogCleanerManager.cleanableOffsets).
+// ok=false if the log is closed, not compacted, or marked uncleanable.
+func (l *Log) state(nowMs int64) (cleanState, bool) {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.isClosed() || !l.cfg.CleanupPolicy.Compact || l.uncleanable.Load() {
+		return cleanState{}, false
+	}
+	l.mu.RLock()
+	all := l.segs
+	l.mu.RUnlock()
+	c := cleanState{cfg: l.cfg, all: all, segs: all[:len(all)-1]}
+	logStart, end := l.logStart.Load(), l.end.Load().offset
+	c.firstDirty = l.firstDirty.Load()
+	if c.firstDirty < logStart || c.firstDirty > end {
+		c.firstDirty = logStart
+	}
+	unclean := min(end, all[len(all)-1].base)
+	if lag := c.cfg.MinCompactionLagMs; lag > 0 {
+		for i, s := range c.segs {
+			if nextBase(all, i) > c.firstDirty && s.largestTimestamp() > nowMs-lag {
+				unclean = min(unclean, s.base)
+				break
+			}
+		}
+	}
+	c.firstUncleanable = max(c.firstDirty, unclean)
+	cleanUntil := satSub(nowMs, c.cfg.MaxCompactionLagMs)
+	for i, s := range c.segs {
+		switch {
+		case nextBase(all, i) <= c.firstDirty:
+			c.cleanBytes += s.size.Load()
+		case s.base < c.firstUncleanable:
+			c.dirtyBytes += s.size.Load()
+		}
+		// LogCleanerManager.maxCompactionDelay: the first batch of each dirty segment.
+		if nextBase(all, i) > c.firstDirty && !c.needNow && cleanUntil > 0 {
+			if ts := firstBatchTimestamp(s); ts > 0 && ts < cleanUntil {
+				c.needNow = true
+			}
+		}
+	}
+	return c, true
+}
+
+func nextBase(segs []*segment, i int) int64 {
+	if i+1 < len(segs) {
+		return segs[i+1].base
+	}
+	return math.MaxInt64
+}
+
+// Clean runs one compaction round now, whatever the dirty ratio, if the log's
+// cleanup.policy includes compact and anything below the first uncleanable offset
+// is dirty (Kafka's Cleaner.clean). The cleaner (Manager.RunCleaner) calls it for
+// logs that are due.
+func (l *Log) Clean(now time.Time) (CleanResult, error) {
+	return l.clean(now, true)
+}
+
+func (l *Log) clean(now time.Time, force bool) (CleanResult, error) {
+	l.cleanMu.Lock()
+	defer l.cleanMu.Unlock()
+	if l.closing.Load() {
+		return CleanResult{}, ErrClosed
+	}
+	nowMs := now.UnixMilli()
+	c, ok := l.state(nowMs)
+	res := CleanResult{FirstDirtyOffset: c.firstDirty, EndOffset: c.firstDirty}
+	if !ok || c.firstUncleanable <= c.firstDirty || (!force && !c.due()) {
+		return res, nil
+	}
+	err := l.cleanRange(&c, nowMs, &res)
+	switch {
+	case errors.Is(err, errCleaningAborted), errors.Is(err, errSegmentGone):
+		// Retention, a swap race or Close got in the way; the next round retries.
+		res.EndOffset = res.FirstDirtyOffset
+		if l.closing.Load() {
+			return res, ErrClosed
+		}
+		return res, nil
+	case errors.Is(err, ErrCorruptMessage):
+		l.uncleanable.Store(true) // Kafka marks the partition uncleanable until restart
+	}
+	return res, err
+}
+
+func (l *Log) cleanRange(c *cleanState, nowMs int64, res *CleanResult) error {
+	f := &batchFilter{
+		keys:        map[string]int64{},
+		nowMs:       nowMs,
+		deleteRetMs: c.cfg.DeleteRetentionMs,
+		upperBound:  c.firstUncleanable,
+		cfg:         &c.cfg,
+	}
+	latest, err := l.buildOffsetMap(c, f.keys)
+	if err != nil {
+		return err
+	}
+	if latest < c.firstDirty {
+		return nil
+	}
+	f.latest = latest
+	res.EndOffset = latest + 1
+	l.appendMu.Lock()
+	f.producerLast = l.ps.lastOffsets()
+	l.appendMu.Unlock()
+	var srcs []*segment
+	for _, s := range c.segs {
+		if s.base < res.EndOffset {
+			srcs = append(srcs, s)
+		}
+	}
+	for _, group := range groupSegments(srcs, c.all, c.cfg.SegmentBytes, c.firstUncleanable) {
+		if err := l.cleanGroup(group, f, res); err != nil {
+			return err
+		}
+		res.SegmentsCleaned += len(group)
+	}
+	res.RecordsRead, res.RecordsRemoved = f.recordsRead, f.recordsRemoved
+	l.firstDirty.Store(res.EndOffset)
+	return writeCleanerCheckpoint(l.dir, res.EndOffset)
+}
+
+// buildOffsetMap maps each key in the dirty range to its latest offset
+// (Cleaner.buildOffsetMap) and returns the last offset covered: the end of the
+// range, or of the last batch mapped when the map filled up.
+func (l *Log) buildOffsetMap(c *cleanState, keys map[string]int64) (int64, error) {
+	latest := int64(-1)
+	for i, s := range c.segs {
+		if nextBase(c.all, i) <= c.firstDirty || s.base >= c.firstUncleanable {
+			continue
+		}
+		full := false
+		err := l.forEachBatch(s, func(h *batchHeader, raw []byte) error {
+			if h.lastOffset < c.firstDirty {
+				return nil
+			}
+			if len(keys)+int(h.numRecords) > maxCleanerMapKeys && latest >= c.firstDirty {
+				full = true
+				return errStopScan
+			}
+			if err := mapKeys(raw, h, c.firstDirty, keys); err != nil {
+				return err
+			}
+			latest = max(latest, h.lastOffset)
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		if full {
+			return latest, nil
+		}
+		// Offsets compacted away at the segment's end are covered too.
+		latest = max(latest, min(nextBase(c.all, i), c.firstUncleanable)-1)
+	}
+	return latest, nil
+}
+
+var errStopScan = errors.New("stop scan")
+
+func mapKeys(raw []byte, h *batchHeader, from int64, keys map[string]int64) error {
+	if h.attributes&attrControl != 0 || h.numRecords == 0 {
+		return nil
+	}
+	records := raw[batchHeaderSize:]
+	if codec := int8(h.attributes & attrCompressionMask); codec != codecNone {
+		dec, err := decompress(codec, records)
+		if err != nil {
+			return fmt.Errorf("%w: decompressing batch at offset %d: %v", ErrCorruptMessage, h.baseOffset, err)
+		}
+		records = dec
+	}
+	return forEachRecord(records, h.numRecords, func(rec *cleanerRecord) {
+		if off := h.baseOffset + int64(rec.offDelta); rec.key != nil && off >= from {
+			keys[string(rec.key)] = off
+		}
+	})
+}
+
+// groupSegments splits the segments to clean into runs that fit one segment
+// (Cleaner.groupSegmentsBySize): at most segment.bytes of input, and offsets within
+// an int32 of the group's base.
+func groupSegments(srcs, all []*segment, maxSize, firstUncleanable int64) [][]*segment {
+	var groups [][]*segment
+	for len(srcs) > 0 {
+		group := srcs[:1]
+		size := srcs[0].size.Load()
+		for len(group) < len(srcs) {
+			next := srcs[len(group)]
+			// The next segment's last offset is at most the base after it.
+			lastOff := firstUncleanable - 1
+			if j := indexOf(all, next); j >= 0 && j+1 < len(all) {
+				lastOff = all[j+1].base - 1
+			}
+			if size+next.size.Load() > maxSize || (next.size.Load() > 0 && lastOff-group[0].base > math.MaxInt32) {
+				break
+			}
+			size += next.size.Load()
+			group = srcs[:len(group)+1]
+		}
+		groups = append(groups, group)
+		srcs = srcs[len(group):]
+	}
+	return groups
+}
+
+func indexOf(segs []*segment, s *segment) int {
+	for i, x := range segs {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// cleanGroup writes the survivors of a group of segments to one cleaned segment
+// and swaps it in (Cleaner.cleanSegments).
+func (l *Log) cleanGroup(group []*segment, f *batchFilter, res *CleanResult) error {
+	out, err := createCleanedSegment(l.dir, group[0].base, l.cfg.IndexIntervalBytes)
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			out.discardCleaned()
+		}
+	}()
+	w := bufio.NewWriterSize(out.f, cleanerReadBuffer)
+	var since, pos int64
+	for _, src := range group {
+		err := l.forEachBatch(src, func(h *batchHeader, raw []byte) error {
+			res.BytesRead += h.size
+			b, err := f.filter(raw, h)
+			if err != nil || b == nil {
+				return err
+			}
+			if _, err := w.Write(b); err != nil {
+				return fmt.Errorf("%w: writing %s.log.cleaned: %v", ErrStorage, out.path, err)
+			}
+			nh := batchHeader{baseOffset: h.baseOffset, size: int64(len(b)), lastOffset: h.lastOffset,
+				maxTimestamp: int64(binary.BigEndian.Uint64(b[posMaxTimestamp:]))}
+			out.indexBatch(&nh, pos, &since, out.interval)
+			out.lastOffset = h.lastOffset
+			pos += nh.size
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("%w: writing %s.log.cleaned: %v", ErrStorage, out.path, err)
+	}
+	out.size.Store(pos)
+	// Keep the last source's modification time, which retention falls back on
+	// (Kafka: cleaned.setLastModified).
+	var mtime time.Time
+	if st, err := group[len(group)-1].f.Stat(); err == nil {
+		mtime = st.ModTime()
+	}
+	if err := out.finishCleaned(mtime); err != nil {
+		return err
+	}
+	res.BytesWritten += pos
+	ok = true // from here on swapIn owns the files
+	return l.swapIn(out, group)
+}
+
+// forEachBatch reads a closed segment's batches in order through a read-ahead
+// buffer. raw is only valid during the call. It stops early (without error) when
+// fn returns errStopScan, and with errCleaningAborted when the log is closing.
+func (l *Log) forEachBatch(s *segment, fn func(h *batchHeader, raw []byte) error) error {
+	size := s.size.Load()
+	r := bufio.NewReaderSize(io.NewSectionReader(segmentReader{s}, 0, size), cleanerReadBuffer)
+	var buf []byte
+	for pos := int64(0); pos < size; {
+		if l.closing.Load() {
+			return errCleaningAborted
+		}
+		if size-pos < batchHeaderSize {
+			return fmt.Errorf("%w: partial batch header at %s.log:%d", ErrCorruptMessage, s.path, pos)
+		}
+		if cap(buf) < batchHeaderSize {
+			buf = make([]byte, batchHeaderSize, 64<<10)
+		}
+		if _, err := io.ReadFull(r, buf[:batchHeaderSize]); err != nil {
+			return readErr(s, pos, err)
+		}
+		h, ok := parseHeader(buf[:batchHeaderSize])
+		if !ok || pos+h.size > size {
+			return fmt.Errorf("%w: bad batch header at %s.log:%d", ErrCorruptMessage, s.path, pos)
+		}
+		if int64(cap(buf)) < h.size {
+			nb := make([]byte, h.size)
+			copy(nb, buf[:batchHeaderSize])
+			buf = nb
+		}
+		raw := buf[:h.size]
+		if _, err := io.ReadFull(r, raw[batchHeaderSize:]); err != nil {
+			return readErr(s, pos, err)
+		}
+		if err := fn(&h, raw); err != nil {
+			if errors.Is(err, errStopScan) {
+				return nil
+			}
+			return err
+		}
+		pos += h.size
+	}
+	return nil
+}
+
+func readErr(s *segment, pos int64, err error) error {
+	if errors.Is(err, errSegmentGone) {
+		return err
+	}
+	return fmt.Errorf("%w: reading %s.log at %d: %v", ErrStorage, s.path, pos, err)
+}
+
+// segmentReader reads committed bytes of a segment, failing with errSegmentGone
+// once it is closed (deleted by retention, replaced, or the log closed).
+type segmentReader struct{ s *segment }
+
+func (r segmentReader) ReadAt(p []byte, off int64) (int, error) {
+	r.s.fmu.RLock()
+	defer r.s.fmu.RUnlock()
+	if r.s.closed {
+		return 0, errSegmentGone
+	}
+	return r.s.f.ReadAt(p, off)
+}
+
+func readCleanerCheckpoint(dir string) int64 {
+	b, err := os.ReadFile(filepath.Join(dir, cleanerCheckpointFile))
+	if err != nil {
+		return -1
+	}
+	lines := strings.Fields(string(b))
+	if len(lines) != 3 || lines[0] != "0" || lines[1] != "1" {
+		return -1
+	}
+	off, err := strconv.ParseInt(lines[2], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return off
+}
+
+// writeCleanerCheckpoint replaces the checkpoint atomically. It is not synced:
+// losing it only makes the next round treat the log as dirtier than it is.
+func writeCleanerCheckpoint(dir string, off int64) error {
+	p := filepath.Join(dir, cleanerCheckpointFile)
+	tmp := p + ".tmp"
+	err := os.WriteFile(tmp, []byte("0\n1\n"+strconv.FormatInt(off, 10)+"\n"), 0o644)
+	if err == nil {
+		err = os.Rename(tmp, p)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: writing cleaner checkpoint: %v", ErrStorage, err)
+	}
+	return nil
+}

@@ -1,0 +1,223 @@
+package storage
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// File suffixes of a cleaned segment on its way in (Kafka's LogFileUtils):
+// ".cleaned" while written, ".swap" once complete and synced.
+const (
+	cleanedSuffix = ".cleaned"
+	swapSuffix    = ".swap"
+)
+
+var segmentExts = []string{".log", ".index", ".timeindex"}
+
+// createCleanedSegment starts "<base>.log.cleaned". Its index is built in memory
+// as batches are written and saved by finishCleaned.
+func createCleanedSegment(dir string, base int64, interval int32) (*segment, error) {
+	s := newSegmentState(dir, base)
+	var err error
+	if s.f, err = os.OpenFile(s.path+".log"+cleanedSuffix, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	s.loaded = true
+	s.interval = interval
+	return s, nil
+}
+
+// finishCleaned writes the cleaned segment's index files (with the final time
+// index entry a sealed segment has), syncs everything and sets the .log's
+// modification time.
+func (s *segment) finishCleaned(mtime time.Time) error {
+	if s.size.Load() > 0 {
+		s.appendTimeEntry(s.maxTs, int32(s.maxTsOff-s.base))
+	}
+	err := s.writeIndexFilesAs(cleanedSuffix, true)
+	if err == nil {
+		if e := s.f.Sync(); e != nil {
+			err = fmt.Errorf("%w: syncing %s.log%s: %v", ErrStorage, s.path, cleanedSuffix, e)
+		}
+	}
+	if err == nil && !mtime.IsZero() {
+		if os.Chtimes(s.path+".log"+cleanedSuffix, mtime, mtime) == nil {
+			s.created = mtime
+		}
+	}
+	return err
+}
+
+// discardCleaned drops a cleaned segment that will not be swapped in.
+func (s *segment) discardCleaned() {
+	s.f.Close()
+	for _, ext := range segmentExts {
+		os.Remove(s.path + ext + cleanedSuffix)
+		os.Remove(s.path + ext + swapSuffix)
+	}
+}
+
+// renameSegmentFiles renames the three files from one suffix to another, the
+// .log last: whether it carries the new suffix is what recovery goes by.
+func renameSegmentFiles(path, from, to string) error {
+	for _, ext := range []string{".index", ".timeindex", ".log"} {
+		if err := os.Rename(path+ext+from, path+ext+to); err != nil {
+			return fmt.Errorf("%w: %v", ErrStorage, err)
+		}
+	}
+	return nil
+}
+
+// swapIn replaces the source segments by the cleaned one (UnifiedLog.replaceSegments).
+// It runs under the append lock, so no roll, retention or close interleaves, and
+// gives up if the sources are no longer all in the log. Once the .log is renamed
+// to .swap the swap is committed: a crash from then on is finished by Open.
+func (l *Log) swapIn(out *segment, srcs []*segment) error {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	l.mu.RLock()
+	segs, closed := l.segs, l.closed
+	l.mu.RUnlock()
+	i := indexOf(segs, srcs[0])
+	if closed || l.closing.Load() || i < 0 || i+len(srcs) >= len(segs) {
+		out.discardCleaned()
+		return errCleaningAborted
+	}
+	for j, s := range srcs {
+		if segs[i+j] != s {
+			out.discardCleaned()
+			return errCleaningAborted
+		}
+	}
+	if err := renameSegmentFiles(out.path, cleanedSuffix, swapSuffix); err != nil {
+		out.discardCleaned()
+		return err
+	}
+	syncDir(l.dir)
+	next := make([]*segment, 0, len(segs)-len(srcs)+1)
+	next = append(append(append(next, segs[:i]...), out), segs[i+len(srcs):]...)
+	l.mu.Lock()
+	l.segs = next
+	l.mu.Unlock()
+	// remove waits for reads in flight on the sources; later reads of them restart
+	// on the new segment list. The first source's files have the final names the
+	// swap files take next.
+	var firstErr error
+	for _, s := range srcs {
+		if err := s.remove(); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if err := renameSegmentFiles(out.path, swapSuffix, ""); err != nil && firstErr == nil {
+		firstErr = err
+	}
+	syncDir(l.dir)
+	return firstErr
+}
+
+// recoverCleanerFiles finishes or rolls back a swap cut short by a crash, as
+// Kafka's LogLoader does before loading segments: ".cleaned" files are deleted
+// (the sources are intact); a ".log.swap" was complete, so every segment whose
+// base offset falls in its offset range (its sources) is deleted and it is
+// renamed into place. Its index files are deleted rather than trusted, since the
+// crash may have left either generation under the final names; they are rebuilt
+// from the .log.
+func recoverCleanerFiles(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	names := map[string]bool{}
+	for _, e := range ents {
+		names[e.Name()] = true
+	}
+	var swaps []int64
+	for name := range names {
+		switch {
+		case strings.HasSuffix(name, cleanedSuffix):
+			os.Remove(filepath.Join(dir, name))
+		case strings.HasSuffix(name, ".log"+swapSuffix):
+			stem := strings.TrimSuffix(name, ".log"+swapSuffix)
+			if b, err := strconv.ParseInt(stem, 10, 64); err == nil && len(stem) == 20 {
+				swaps = append(swaps, b)
+			}
+		case strings.HasSuffix(name, swapSuffix):
+			// An index renamed before its .log was: the swap did not commit.
+			stem := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, swapSuffix), ".index"), ".timeindex")
+			if !names[stem+".log"+swapSuffix] {
+				os.Remove(filepath.Join(dir, name))
+			}
+		}
+	}
+	for _, base := range swaps {
+		path := segmentPath(dir, base)
+		next, err := nextOffsetOfFile(path + ".log" + swapSuffix)
+		if err != nil {
+			return err
+		}
+		for name := range names {
+			stem, ok := strings.CutSuffix(name, ".log")
+			if !ok || len(stem) != 20 {
+				continue
+			}
+			if b, err := strconv.ParseInt(stem, 10, 64); err == nil && b > base && b < next {
+				for _, ext := range segmentExts {
+					os.Remove(filepath.Join(dir, stem+ext))
+				}
+			}
+		}
+		for _, ext := range []string{".index", ".timeindex"} {
+			os.Remove(path + ext)
+			os.Remove(path + ext + swapSuffix)
+		}
+		if err := os.Rename(path+".log"+swapSuffix, path+".log"); err != nil {
+			return fmt.Errorf("%w: finishing interrupted segment swap: %v", ErrStorage, err)
+		}
+	}
+	if len(swaps) > 0 {
+		syncDir(dir)
+	}
+	return nil
+}
+
+// nextOffsetOfFile is the offset after the last batch of a segment file (its base
+// offset from the name if it holds none).
+func nextOffsetOfFile(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	base, _ := strconv.ParseInt(strings.TrimSuffix(filepath.Base(path), ".log"+swapSuffix), 10, 64)
+	next := base
+	var hb [batchHeaderSize]byte
+	for pos := int64(0); st.Size()-pos >= batchHeaderSize; {
+		if _, err := f.ReadAt(hb[:], pos); err != nil {
+			break
+		}
+		h, ok := parseHeader(hb[:])
+		if !ok || pos+h.size > st.Size() {
+			break
+		}
+		next = h.lastOffset + 1
+		pos += h.size
+	}
+	return next, nil
+}
+
+// syncDir makes renames in dir durable. Errors are ignored: not every platform
+// can sync a directory, and the renames themselves succeeded.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}

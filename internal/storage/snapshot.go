@@ -1,0 +1,179 @@
+package storage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Producer state snapshots: "<offset, 20 digits>.snapshot" holds the idempotent
+// producer state as of that offset (every batch below it applied), so Open
+// replays only the batches after it instead of every segment's headers. Kafka
+// writes one on each roll and on clean shutdown; so does kbroker.
+//
+// The file is Kafka's ProducerStateManager version 1 layout: int16 version,
+// uint32 CRC-32C of everything after it, then an int32-counted array of 46-byte
+// entries (producer id, epoch, last sequence, last offset, offset delta, max
+// timestamp, coordinator epoch, first offset of the ongoing transaction). Kafka
+// stores one entry per producer, its last batch; kbroker stores one entry per
+// remembered batch (up to five per producer, oldest first) so that duplicate
+// detection after a restart covers the same batches as before it. A reader that
+// keeps the last entry per producer, as Kafka's does, still reads it correctly.
+const (
+	snapshotSuffix     = ".snapshot"
+	snapshotVersion    = 1
+	snapshotHeaderSize = 2 + 4 + 4 // version, CRC, entry count
+	snapshotEntrySize  = 8 + 2 + 4 + 8 + 4 + 8 + 4 + 8
+	// snapshotsKept: the newest is the one used; the one before it is a fallback
+	// should the newest turn out damaged.
+	snapshotsKept = 2
+)
+
+var errBadSnapshot = errors.New("bad producer state snapshot")
+
+func snapshotPath(dir string, offset int64) string {
+	return filepath.Join(dir, fmt.Sprintf("%020d%s", offset, snapshotSuffix))
+}
+
+// encodeSnapshot serializes the state. Producers are written in id order so that
+// equal states give equal files.
+func (ps *producerState) encodeSnapshot() []byte {
+	pids := make([]int64, 0, len(ps.producers))
+	n := 0
+	for pid, e := range ps.producers {
+		pids = append(pids, pid)
+		n += len(e.batches)
+	}
+	sort.Slice(pids, func(i, j int) bool { return pids[i] < pids[j] })
+	b := make([]byte, snapshotHeaderSize, snapshotHeaderSize+n*snapshotEntrySize)
+	binary.BigEndian.PutUint16(b, snapshotVersion)
+	binary.BigEndian.PutUint32(b[6:], uint32(n))
+	for _, pid := range pids {
+		e := ps.producers[pid]
+		for _, m := range e.batches {
+			b = binary.BigEndian.AppendUint64(b, uint64(pid))
+			b = binary.BigEndian.AppendUint16(b, uint16(e.epoch))
+			b = binary.BigEndian.AppendUint32(b, uint32(m.lastSeq))
+			b = binary.BigEndian.AppendUint64(b, uint64(m.lastOffset))
+			b = binary.BigEndian.AppendUint32(b, uint32(m.lastOffset-m.firstOffset))
+			b = binary.BigEndian.AppendUint64(b, uint64(m.maxTimestamp))
+			b = binary.BigEndian.AppendUint32(b, 0xffffffff)         // coordinator epoch: no transactions
+			b = binary.BigEndian.AppendUint64(b, 0xffffffffffffffff) // no ongoing transaction
+		}
+	}
+	binary.BigEndian.PutUint32(b[2:], crc32.Checksum(b[6:], castagnoli))
+	return b
+}
+
+func decodeSnapshot(b []byte) (*producerState, error) {
+	if len(b) < snapshotHeaderSize {
+		return nil, fmt.Errorf("%w: %d bytes", errBadSnapshot, len(b))
+	}
+	if v := binary.BigEndian.Uint16(b); v != snapshotVersion {
+		return nil, fmt.Errorf("%w: version %d", errBadSnapshot, v)
+	}
+	if crc32.Checksum(b[6:], castagnoli) != binary.BigEndian.Uint32(b[2:]) {
+		return nil, fmt.Errorf("%w: CRC mismatch", errBadSnapshot)
+	}
+	n := int64(binary.BigEndian.Uint32(b[6:]))
+	if int64(len(b)) != snapshotHeaderSize+n*snapshotEntrySize {
+		return nil, fmt.Errorf("%w: %d entries in %d bytes", errBadSnapshot, n, len(b))
+	}
+	ps := newProducerState()
+	for e := b[snapshotHeaderSize:]; len(e) > 0; e = e[snapshotEntrySize:] {
+		pid := int64(binary.BigEndian.Uint64(e))
+		epoch := int16(binary.BigEndian.Uint16(e[8:]))
+		lastSeq := int32(binary.BigEndian.Uint32(e[10:]))
+		lastOffset := int64(binary.BigEndian.Uint64(e[14:]))
+		delta := int32(binary.BigEndian.Uint32(e[22:]))
+		ts := int64(binary.BigEndian.Uint64(e[26:]))
+		if pid < 0 || delta < 0 || lastOffset < int64(delta) {
+			return nil, fmt.Errorf("%w: entry for producer %d", errBadSnapshot, pid)
+		}
+		ps.update(pid, epoch, batchMeta{
+			firstSeq: decrementSequence(lastSeq, delta), lastSeq: lastSeq,
+			firstOffset: lastOffset - int64(delta), lastOffset: lastOffset, maxTimestamp: ts,
+		})
+	}
+	return ps, nil
+}
+
+// listSnapshots returns the offsets of the snapshot files in dir, ascending.
+func listSnapshots(dir string) []int64 {
+	ents, _ := os.ReadDir(dir)
+	var out []int64
+	for _, e := range ents {
+		stem, ok := strings.CutSuffix(e.Name(), snapshotSuffix)
+		if !ok || len(stem) != 20 {
+			continue
+		}
+		if off, err := strconv.ParseInt(stem, 10, 64); err == nil && off >= 0 {
+			out = append(out, off)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// loadLatestSnapshot returns the newest readable snapshot, deleting unreadable
+// ones on the way (Kafka does the same with a CorruptSnapshotException). ok=false
+// when none is usable: the caller rebuilds from the log.
+func loadLatestSnapshot(dir string) (offset int64, ps *producerState, ok bool) {
+	offs := listSnapshots(dir)
+	for i := len(offs) - 1; i >= 0; i-- {
+		p := snapshotPath(dir, offs[i])
+		b, err := os.ReadFile(p)
+		if err == nil {
+			if ps, err = decodeSnapshot(b); err == nil {
+				return offs[i], ps, true
+			}
+		}
+		os.Remove(p)
+	}
+	return -1, nil, false
+}
+
+// writeSnapshot writes a snapshot file durably (temporary file, fsync, rename),
+// then removes all but the newest snapshotsKept.
+func writeSnapshot(dir string, offset int64, data []byte) error {
+	p := snapshotPath(dir, offset)
+	tmp := p + ".tmp"
+	f, err := os.Create(tmp)
+	if err == nil {
+		_, err = f.Write(data)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = os.Rename(tmp, p)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("%w: writing producer snapshot %s: %v", ErrStorage, p, err)
+	}
+	offs := listSnapshots(dir)
+	for i := 0; i < len(offs)-snapshotsKept; i++ {
+		os.Remove(snapshotPath(dir, offs[i]))
+	}
+	return nil
+}
+
+// removeSnapshotsAbove deletes snapshots past the log end: recovery truncated the
+// offsets they describe (Kafka: ProducerStateManager.truncateAndReload).
+func removeSnapshotsAbove(dir string, end int64) {
+	for _, off := range listSnapshots(dir) {
+		if off > end {
+			os.Remove(snapshotPath(dir, off))
+		}
+	}
+}
