@@ -86,8 +86,11 @@ func incrementSequence(seq, delta int32) int32 {
 // order so that the same malformed input yields the same error code.
 func validateBatch(raw []byte, cfg *Config, now time.Time, segmentBytes int64) (batchInfo, error) {
 	var bi batchInfo
+	// Framing follows Kafka's batch reader: bytes that do not hold one
+	// complete batch are "no batch at all" (INVALID_RECORD); a size below the
+	// header or a magic from the future is a corrupt batch (CORRUPT_MESSAGE).
 	if len(raw) < logOverhead {
-		return bi, fmt.Errorf("%w: %d bytes is shorter than a record batch header", ErrCorruptMessage, len(raw))
+		return bi, fmt.Errorf("%w: produce requests must have at least one record batch per partition", ErrInvalidRecord)
 	}
 	length := int64(int32(binary.BigEndian.Uint32(raw[posLength:])))
 	if length+logOverhead < batchHeaderSize {
@@ -95,20 +98,35 @@ func validateBatch(raw []byte, cfg *Config, now time.Time, segmentBytes int64) (
 			ErrCorruptMessage, length+logOverhead, batchHeaderSize)
 	}
 	if length+logOverhead > int64(len(raw)) {
-		return bi, fmt.Errorf("%w: record batch length %d exceeds the %d bytes sent", ErrCorruptMessage, length+logOverhead, len(raw))
+		return bi, fmt.Errorf("%w: produce requests must have at least one complete record batch per partition (batch length %d, %d bytes sent)",
+			ErrInvalidRecord, length+logOverhead, len(raw))
 	}
-	// Produce v3+ must carry exactly one batch per partition.
-	if length+logOverhead < int64(len(raw)) {
+	// Produce v3+ must carry exactly one batch per partition. Fewer trailing
+	// bytes than a batch header cannot be a second batch, so Kafka checks the
+	// first batch before anything else; we then refuse the leftovers rather
+	// than store them.
+	trailing := int64(len(raw)) - length - logOverhead
+	if trailing >= logOverhead {
 		return bi, fmt.Errorf("%w: produce requests must carry exactly one record batch per partition (%d trailing bytes)",
-			ErrInvalidRecord, int64(len(raw))-length-logOverhead)
+			ErrInvalidRecord, trailing)
 	}
+	raw = raw[:length+logOverhead]
 	if err := bi.hdr.ReadFrom(raw); err != nil {
 		return bi, fmt.Errorf("%w: record batch header: %v", ErrCorruptMessage, err)
 	}
 	h := &bi.hdr
+	if h.Magic > 2 {
+		return bi, fmt.Errorf("%w: invalid magic %d found in record batch", ErrCorruptMessage, h.Magic)
+	}
 	if h.Magic != 2 {
 		// Kafka 4 only accepts Produce v3+, which may only carry magic v2 batches.
 		return bi, fmt.Errorf("%w: produce requests may only contain record batches with magic 2, got magic %d", ErrInvalidRecord, h.Magic)
+	}
+	if trailing > 0 {
+		if got := batchCRC(raw); got != uint32(h.CRC) {
+			return bi, fmt.Errorf("%w: record batch CRC mismatch (stored %d, computed %d)", ErrCorruptMessage, uint32(h.CRC), got)
+		}
+		return bi, fmt.Errorf("%w: %d bytes follow the record batch", ErrInvalidRecord, trailing)
 	}
 	size := int64(len(raw))
 	if size > int64(cfg.MaxMessageBytes) {
@@ -216,19 +234,19 @@ func (rv *recordValidator) walk(src []byte) error {
 	r := kbin.Reader{Src: src}
 	for i := int32(0); i < rv.expected; i++ {
 		if len(r.Src) == 0 {
-			return fmt.Errorf("%w: record batch declares %d records but holds %d", ErrCorruptMessage, rv.expected, i)
+			return fmt.Errorf("%w: record batch declares %d records but holds %d", ErrInvalidRecord, rv.expected, i)
 		}
 		length := r.Varint()
 		if !r.Ok() || length < 0 {
-			return fmt.Errorf("%w: record %d has an invalid length", ErrCorruptMessage, i)
+			return fmt.Errorf("%w: record %d has an invalid length", ErrInvalidRecord, i)
 		}
 		body := r.Span(int(length))
 		if !r.Ok() {
-			return fmt.Errorf("%w: record %d length %d exceeds the batch", ErrCorruptMessage, i, length)
+			return fmt.Errorf("%w: record %d length %d exceeds the batch", ErrInvalidRecord, i, length)
 		}
 		tsDelta, offDelta, keyLen, err := parseRecordBody(body)
 		if err != nil {
-			return fmt.Errorf("%w: record %d: %v", ErrCorruptMessage, i, err)
+			return fmt.Errorf("%w: record %d: %v", ErrInvalidRecord, i, err)
 		}
 		// LogValidator.validateKey: the cleaner could never tell which record a
 		// keyless one supersedes (INVALID_RECORD).
@@ -254,7 +272,7 @@ func (rv *recordValidator) walk(src []byte) error {
 		}
 	}
 	if len(r.Src) != 0 {
-		return fmt.Errorf("%w: %d bytes remain after the %d declared records", ErrCorruptMessage, len(r.Src), rv.expected)
+		return fmt.Errorf("%w: %d bytes remain after the %d declared records", ErrInvalidRecord, len(r.Src), rv.expected)
 	}
 	return nil
 }

@@ -338,8 +338,9 @@ func TestAppendValidation(t *testing.T) {
 		want   error
 	}{
 		{"bad crc", func() []byte { b := good(); b[len(b)-1] ^= 1; return b }, ErrCorruptMessage},
-		{"truncated", func() []byte { b := good(); return b[:len(b)-5] }, ErrCorruptMessage},
-		{"too short", func() []byte { return good()[:20] }, ErrCorruptMessage},
+		// Kafka's batch reader finds no complete batch: INVALID_RECORD.
+		{"truncated", func() []byte { b := good(); return b[:len(b)-5] }, ErrInvalidRecord},
+		{"too short", func() []byte { return good()[:20] }, ErrInvalidRecord},
 		{"trailing bytes", func() []byte { return append(good(), good()...) }, ErrInvalidRecord},
 		{"magic 1", func() []byte { b := good(); b[posMagic] = 1; fixCRC(b); return b }, ErrInvalidRecord},
 		{"magic 0", func() []byte { b := good(); b[posMagic] = 0; fixCRC(b); return b }, ErrInvalidRecord},
@@ -351,7 +352,7 @@ func TestAppendValidation(t *testing.T) {
 			b[posNumRecords+3], b[posLastOffsetDelta+3] = 2, 1
 			fixCRC(b)
 			return b
-		}, ErrCorruptMessage},
+		}, ErrInvalidRecord}, // Kafka: "records still remaining in file"
 		{"zero records", func() []byte {
 			b := good()
 			b[posNumRecords+3], b[posLastOffsetDelta+3] = 0, 0xff
