@@ -36,23 +36,30 @@ func (s *Store) UpdateConfigs(ctx context.Context, kind ConfigKind, name string,
 				return fmt.Errorf("%w: %s", ErrUnknownTopic, name)
 			}
 		}
-		cur := map[string]string{}
-		if raw, ok := tx.Get(key); ok {
-			if err := json.Unmarshal(raw, &cur); err != nil {
-				return fmt.Errorf("decoding %s: %w", key, err)
-			}
-		}
-		next, err := change(maps.Clone(cur))
-		if err != nil {
-			return err
-		}
-		switch {
-		case maps.Equal(cur, next):
-		case len(next) == 0:
-			tx.Delete(key)
-		default:
-			putJSON(tx, key, next)
-		}
-		return nil
+		return updateMap(tx, key, change)
 	})
+}
+
+// updateMap rewrites the JSON object stored at key: change gets a copy of
+// the current entries (empty if none) and returns the new ones; an empty
+// result deletes the key, an unchanged one writes nothing.
+func updateMap[V comparable](tx Tx, key string, change func(map[string]V) (map[string]V, error)) error {
+	cur := map[string]V{}
+	if raw, ok := tx.Get(key); ok {
+		if err := json.Unmarshal(raw, &cur); err != nil {
+			return fmt.Errorf("decoding %s: %w", key, err)
+		}
+	}
+	next, err := change(maps.Clone(cur))
+	if err != nil {
+		return err
+	}
+	switch {
+	case maps.Equal(cur, next):
+	case len(next) == 0:
+		tx.Delete(key)
+	default:
+		putJSON(tx, key, next)
+	}
+	return nil
 }

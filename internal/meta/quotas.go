@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"strings"
 )
 
@@ -63,24 +62,9 @@ func (s *Store) UpdateQuota(ctx context.Context, path string, change func(cur ma
 	}
 	key := prefixConfig + path
 	return s.Update(ctx, func(tx Tx) error {
-		cur := map[string]float64{}
-		if raw, ok := tx.Get(key); ok {
-			if err := json.Unmarshal(raw, &cur); err != nil {
-				return fmt.Errorf("decoding %s: %w", key, err)
-			}
-		}
-		next, err := change(maps.Clone(cur), s.Snapshot())
-		if err != nil {
-			return err
-		}
-		switch {
-		case maps.Equal(cur, next):
-		case len(next) == 0:
-			tx.Delete(key)
-		default:
-			putJSON(tx, key, next)
-		}
-		return nil
+		return updateMap(tx, key, func(cur map[string]float64) (map[string]float64, error) {
+			return change(cur, s.Snapshot())
+		})
 	})
 }
 
