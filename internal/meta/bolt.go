@@ -156,7 +156,9 @@ func (b *Bolt) Watch(ctx context.Context, rev int64) <-chan WatchEvent {
 	ch := make(chan WatchEvent, historyLen+16)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.history) > 0 && b.history[0].Rev > rev+1 {
+	if len(b.history) > 0 && b.history[0].Rev > rev+1 || len(b.history) == 0 && rev < b.storedRev() {
+		// The second case: history is kept in memory only, so after a
+		// reopen nothing before the stored revision can be replayed.
 		ch <- WatchEvent{Err: ErrCompacted}
 		close(ch)
 		return ch
@@ -175,6 +177,13 @@ func (b *Bolt) Watch(ctx context.Context, rev int64) <-chan WatchEvent {
 		b.mu.Unlock()
 	}()
 	return ch
+}
+
+// storedRev is the revision of the last commit in the file.
+func (b *Bolt) storedRev() int64 {
+	var rev int64
+	b.db.View(func(tx *bolt.Tx) error { rev = readRev(tx); return nil })
+	return rev
 }
 
 func (b *Bolt) Close() error { return b.db.Close() }

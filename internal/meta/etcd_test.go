@@ -1,0 +1,463 @@
+package meta
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+// testEtcd is a real single-member etcd in the test process, on fixed free
+// ports of 127.0.0.1 so that it can be stopped and started again on the same
+// data directory and address.
+type testEtcd struct {
+	t        *testing.T
+	dir      string
+	client   url.URL
+	peer     url.URL
+	srv      *embed.Etcd
+	endpoint string
+}
+
+func startEtcd(t *testing.T) *testEtcd {
+	t.Helper()
+	te := &testEtcd{t: t, dir: t.TempDir()}
+	te.client = url.URL{Scheme: "http", Host: freeAddr(t)}
+	te.peer = url.URL{Scheme: "http", Host: freeAddr(t)}
+	te.endpoint = te.client.Host
+	te.start()
+	t.Cleanup(te.stop)
+	return te
+}
+
+// freeAddr returns a 127.0.0.1 address with a port the kernel just handed
+// out, so a restarted etcd can bind the same one again.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func (te *testEtcd) start() {
+	te.t.Helper()
+	cfg := embed.NewConfig()
+	cfg.Name = "kbroker-test"
+	cfg.Dir = te.dir
+	cfg.ListenClientUrls = []url.URL{te.client}
+	cfg.AdvertiseClientUrls = []url.URL{te.client}
+	cfg.ListenPeerUrls = []url.URL{te.peer}
+	cfg.AdvertisePeerUrls = []url.URL{te.peer}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	srv, err := embed.StartEtcd(cfg)
+	if err != nil {
+		te.t.Fatalf("starting etcd: %v", err)
+	}
+	select {
+	case <-srv.Server.ReadyNotify():
+	case <-time.After(20 * time.Second):
+		srv.Close()
+		te.t.Fatal("etcd did not become ready")
+	}
+	te.srv = srv
+}
+
+func (te *testEtcd) stop() {
+	if te.srv != nil {
+		te.srv.Close()
+		te.srv = nil
+	}
+}
+
+// open connects a backend to endpoint (the etcd itself by default) under
+// prefix, closed when the test ends.
+func (te *testEtcd) open(t *testing.T, prefix string, endpoint ...string) *Etcd {
+	t.Helper()
+	ep := te.endpoint
+	if len(endpoint) > 0 {
+		ep = endpoint[0]
+	}
+	e, err := OpenEtcd(context.Background(), EtcdOptions{
+		Endpoints:      []string{ep},
+		Prefix:         prefix,
+		DialTimeout:    2 * time.Second,
+		RequestTimeout: 500 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func (te *testEtcd) openStore(t *testing.T, prefix string, endpoint ...string) *Store {
+	t.Helper()
+	s, err := Open(te.open(t, prefix, endpoint...), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// retryUnavailable repeats op while etcd is coming back.
+func retryUnavailable(t *testing.T, op func() error) {
+	t.Helper()
+	var err error
+	deadline := time.Now().Add(15 * time.Second)
+	for err = op(); errors.Is(err, ErrUnavailable) && time.Now().Before(deadline); err = op() {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEtcdConcurrentIncrementsAcrossClientsLoseNothing(t *testing.T) {
+	te := startEtcd(t)
+	clients := []*Etcd{te.open(t, "/cas/"), te.open(t, "/cas/")}
+	const workers, increments = 6, 12 // per client
+	var wg sync.WaitGroup
+	var runs, conflicts atomic.Int64
+	errs := make(chan error, 2*workers)
+	for _, e := range clients {
+		for range workers {
+			wg.Go(func() {
+				for range increments {
+					for {
+						_, err := e.Update(context.Background(), func(tx Tx) error {
+							runs.Add(1)
+							n := 0
+							if v, ok := tx.Get("counter"); ok {
+								n, _ = strconv.Atoi(string(v))
+							}
+							tx.Put("counter", []byte(strconv.Itoa(n+1)))
+							return nil
+						})
+						if errors.Is(err, ErrConflict) {
+							conflicts.Add(1)
+							continue // retriable by contract; the increment did not happen
+						}
+						if err != nil {
+							errs <- err
+							return
+						}
+						break
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	kv, _, err := clients[0].Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(kv["counter"]), strconv.Itoa(2*workers*increments); got != want {
+		t.Fatalf("counter %s after %s increments: updates were lost", got, want)
+	}
+	if runs.Load() <= 2*workers*increments {
+		t.Fatalf("no transaction was re-run (%d runs), so the test raced nothing", runs.Load())
+	}
+	t.Logf("%d transaction runs for %d increments, %d ErrConflict", runs.Load(), 2*workers*increments, conflicts.Load())
+}
+
+func TestEtcdStoresOnTwoClientsFollowEachOther(t *testing.T) {
+	te := startEtcd(t)
+	ctx := context.Background()
+	a, b := te.openStore(t, "/follow/"), te.openStore(t, "/follow/")
+
+	idA, err := a.EnsureClusterID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "cluster id on B", func() bool { return b.Snapshot().ClusterID == idA })
+	if idB, err := b.EnsureClusterID(ctx); err != nil || idB != idA {
+		t.Fatalf("B's cluster id %q (%v), A's %q", idB, err, idA)
+	}
+
+	created, err := a.CreateTopic(ctx, Topic{Name: "orders", Partitions: 3, ReplicationFactor: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "topic on B", func() bool {
+		got := b.Snapshot().Topics["orders"]
+		return got != nil && got.ID == created.ID && got.Partitions == 3
+	})
+	if _, err := b.CreateTopic(ctx, Topic{Name: "orders", Partitions: 1}, nil); !errors.Is(err, ErrTopicExists) {
+		t.Fatalf("creating the topic again through B: %v", err)
+	}
+
+	err = b.UpdateConfigs(ctx, TopicConfigs, "orders", func(m map[string]string) (map[string]string, error) {
+		m["retention.ms"] = "60000"
+		return m, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "config on A", func() bool { return a.Snapshot().TopicConfigs["orders"]["retention.ms"] == "60000" })
+}
+
+func TestEtcdOutageFailsWritesRetriablyAndStoresConverge(t *testing.T) {
+	te := startEtcd(t)
+	ctx := context.Background()
+	// The clients reach etcd through a proxy that drops their connections
+	// when etcd stops, as a crashed etcd would; a graceful stop would keep
+	// serving their open watch streams for seconds.
+	proxy := startProxy(t, te.endpoint)
+	a, b := te.openStore(t, "/outage/", proxy.addr()), te.openStore(t, "/outage/", proxy.addr())
+	if _, err := a.CreateTopic(ctx, Topic{Name: "before", Partitions: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "topic on B", func() bool { return b.Snapshot().Topics["before"] != nil })
+
+	proxy.cut()
+	te.stop()
+	start := time.Now()
+	_, err := a.CreateTopic(ctx, Topic{Name: "during", Partitions: 1}, nil)
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("write while etcd is down: %v", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("write while etcd is down took %v", took)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	err = b.UpdateConfigs(short, BrokerConfigs, "", func(m map[string]string) (map[string]string, error) {
+		m["x"] = "1"
+		return m, nil
+	})
+	cancel()
+	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("write with a short deadline while etcd is down: %v", err)
+	}
+	for _, s := range []*Store{a, b} {
+		if snap := s.Snapshot(); snap.Topics["before"] == nil || snap.Topics["during"] != nil {
+			t.Fatalf("snapshot while etcd is down: %v", snap.Topics)
+		}
+	}
+
+	te.start()
+	proxy.restore()
+	retryUnavailable(t, func() error {
+		_, err := a.CreateTopic(ctx, Topic{Name: "after", Partitions: 1}, nil)
+		return err
+	})
+	retryUnavailable(t, func() error {
+		return b.UpdateConfigs(ctx, BrokerConfigs, "", func(m map[string]string) (map[string]string, error) {
+			m["log.retention.ms"] = "1000"
+			return m, nil
+		})
+	})
+	for name, s := range map[string]*Store{"A": a, "B": b} {
+		eventually(t, "store "+name+" to converge", func() bool {
+			snap := s.Snapshot()
+			return snap.Topics["after"] != nil && snap.Topics["during"] == nil && snap.BrokerConfigs[""]["log.retention.ms"] == "1000"
+		})
+	}
+}
+
+func TestEtcdStoreReloadsWhenCompactedWhileDisconnected(t *testing.T) {
+	te := startEtcd(t)
+	ctx := context.Background()
+	proxy := startProxy(t, te.endpoint)
+	a := te.openStore(t, "/compact/")
+	b := te.openStore(t, "/compact/", proxy.addr())
+	var mu sync.Mutex
+	full := 0
+	b.OnChange(func(e Event) {
+		if e.Full {
+			mu.Lock()
+			full++
+			mu.Unlock()
+		}
+	})
+	if _, err := a.CreateTopic(ctx, Topic{Name: "old", Partitions: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "topic on B", func() bool { return b.Snapshot().Topics["old"] != nil })
+
+	proxy.cut()
+	if err := a.DeleteTopic(ctx, "old"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CreateTopic(ctx, Topic{Name: "new", Partitions: 2}, map[string]string{"cleanup.policy": "compact"}); err != nil {
+		t.Fatal(err)
+	}
+	_, rev, err := a.backend.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.backend.(*Etcd).Client().Compact(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // B stays behind across the compaction
+	if b.Snapshot().Topics["old"] == nil {
+		t.Fatal("B learned of changes while disconnected")
+	}
+	proxy.restore()
+
+	eventually(t, "B to reload", func() bool {
+		snap := b.Snapshot()
+		return snap.Topics["old"] == nil && snap.Topics["new"] != nil && snap.TopicConfigs["new"]["cleanup.policy"] == "compact"
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if full == 0 {
+		t.Fatal("B converged without a full reload, so it was never behind a compaction")
+	}
+}
+
+// tcpProxy stands between a client and etcd so a test can cut one client off
+// while etcd stays up for the others.
+type tcpProxy struct {
+	ln     net.Listener
+	target string
+
+	mu    sync.Mutex
+	down  bool
+	conns map[net.Conn]struct{}
+}
+
+func startProxy(t *testing.T, target string) *tcpProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &tcpProxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	go p.serve()
+	t.Cleanup(func() {
+		ln.Close()
+		p.cut()
+	})
+	return p
+}
+
+func (p *tcpProxy) addr() string { return p.ln.Addr().String() }
+
+func (p *tcpProxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		down := p.down
+		p.mu.Unlock()
+		if down {
+			c.Close()
+			continue
+		}
+		u, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns[c], p.conns[u] = struct{}{}, struct{}{}
+		p.mu.Unlock()
+		pipe := func(dst, src net.Conn) {
+			io.Copy(dst, src)
+			dst.Close()
+			src.Close()
+		}
+		go pipe(u, c)
+		go pipe(c, u)
+	}
+}
+
+func (p *tcpProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for c := range p.conns {
+		c.Close()
+	}
+	clear(p.conns)
+}
+
+func (p *tcpProxy) restore() {
+	p.mu.Lock()
+	p.down = false
+	p.mu.Unlock()
+}
+
+func TestEtcdOpenFailsClearlyWhenUnreachable(t *testing.T) {
+	start := time.Now()
+	_, err := OpenEtcd(context.Background(), EtcdOptions{
+		Endpoints:      []string{freeAddr(t)},
+		DialTimeout:    200 * time.Millisecond,
+		RequestTimeout: 300 * time.Millisecond,
+	})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("opening an unreachable etcd: %v", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("took %v", took)
+	}
+	t.Log(err)
+}
+
+func TestEtcdPrefixDefaultsAndIsolates(t *testing.T) {
+	te := startEtcd(t)
+	ctx := context.Background()
+	def := te.open(t, "")
+	other := te.open(t, "other") // a trailing "/" is added
+	if def.Prefix() != defaultEtcdPrefix || other.Prefix() != "other/" {
+		t.Fatalf("prefixes %q %q", def.Prefix(), other.Prefix())
+	}
+	if _, err := def.Update(ctx, func(tx Tx) error { tx.Put("topics/t", []byte("x")); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := def.Client().Get(ctx, "/kbroker/topics/t")
+	if err != nil || len(raw.Kvs) != 1 || string(raw.Kvs[0].Value) != "x" {
+		t.Fatalf("key layout: %v %v", raw, err)
+	}
+	kv, _, err := other.Load(ctx)
+	if err != nil || len(kv) != 0 {
+		t.Fatalf("other prefix sees %v (%v)", kv, err)
+	}
+}
+
+func TestEtcdTransactionOverTxnOpsLimitFailsClearly(t *testing.T) {
+	te := startEtcd(t)
+	e := te.open(t, "/big/")
+	_, err := e.Update(context.Background(), func(tx Tx) error {
+		for i := range 200 { // etcd's default --max-txn-ops is 128
+			tx.Put("k/"+strconv.Itoa(i), []byte("v"))
+		}
+		return nil
+	})
+	if err == nil || errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "--max-txn-ops") {
+		t.Fatalf("oversized transaction: %v", err)
+	}
+}
