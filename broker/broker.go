@@ -134,10 +134,15 @@ func (b *Broker) Start() (err error) {
 	if err := parts.OpenAll(b.store.Snapshot()); err != nil {
 		return err
 	}
+	sec, err := b.startSecurity(ctx)
+	if err != nil {
+		return err
+	}
 	handlers := api.New(api.Deps{
 		Broker: b.cfg, ClusterID: clusterID, Store: b.store, Logs: parts, Metrics: b.metrics,
 		Logger: b.loggers.Logger("kbroker.api"), Audit: b.loggers.Logger("kbroker.audit"), Loggers: b.loggers,
 		AlterConfigPolicy: b.alterPolicy, CreateTopicPolicy: b.createPolicy, Quotas: quotas,
+		Authz: sec.authz, Passwords: sec.passwords,
 	})
 	b.server = wire.NewServer(handlers, wire.Options{
 		MaxRequestBytes: b.cfg.SocketRequestMaxBytes,
@@ -146,12 +151,9 @@ func (b *Broker) Start() (err error) {
 		Logger:          b.loggers.Logger("kbroker.wire"),
 		Limits:          func() wire.Limits { return connectionLimits(parts.Layers(b.store.Snapshot(), "")) },
 		ConnectionRate:  quotas.RecordConnection,
+		MaxReauth:       sec.maxReauth,
 	})
-	var specs []wire.ListenerSpec
-	for _, l := range b.cfg.Listeners {
-		specs = append(specs, wire.ListenerSpec{Name: l.Name, Protocol: l.SecurityProtocol, Addr: l.Addr()})
-	}
-	if b.addrs, err = b.server.Listen(specs); err != nil {
+	if b.addrs, err = b.server.Listen(sec.specs); err != nil {
 		return err
 	}
 	b.advertiseBoundPorts()

@@ -44,7 +44,11 @@ func handleAlterClientQuotas(ctx context.Context, s *Server, c *wire.Conn, r *wi
 			count[entities[i].path()]++
 		}
 	}
+	allowed := s.clusterAllowed(c, kmsg.AlterClientQuotas)
 	for i, entry := range req.Entries {
+		if !allowed {
+			errs[i] = errClusterAuth
+		}
 		if errs[i] == nil {
 			if count[entities[i].path()] > 1 {
 				errs[i] = newError(kerr.InvalidRequest, "Duplicate quota entity in request")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/auth"
 	"kbroker/internal/config"
 	"kbroker/internal/logging"
 	"kbroker/internal/meta"
@@ -60,6 +61,12 @@ type Deps struct {
 	// Policies set by the embedding program; nil allows everything.
 	AlterConfigPolicy policy.AlterConfig
 	CreateTopicPolicy policy.CreateTopic
+	// Authz is the ACL authorizer; nil when authorizer.class.name is empty
+	// (everything allowed, ACL APIs answer SECURITY_DISABLED). authorize.go.
+	Authz *Authorization
+	// Passwords encrypts dynamic PASSWORD configs at rest
+	// (password.encoder.secret); nil refuses to store them.
+	Passwords *auth.PasswordEncoder
 }
 
 // Server dispatches requests to the handlers. It implements wire.Handler.

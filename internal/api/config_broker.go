@@ -62,6 +62,7 @@ func (brokerConfigResource) describe(s *Server, snap *meta.Snapshot, name string
 	for _, d := range config.Brokers.Defs() {
 		out = append(out, configEntry{Entry: config.ResolveBroker(d, layers), def: d, sensitive: d.Sensitive(), readOnly: d.Mode == config.ReadOnly})
 	}
+	out = append(out, listenerEntries(layers)...)
 	for _, key := range s.Broker.Props.Keys() {
 		if config.Brokers.Lookup(key) != nil {
 			continue

@@ -113,6 +113,9 @@ func (sc storedConfigChange) apply(ctx context.Context, s *Server, c *wire.Conn,
 		if err := s.checkAlterPolicy(sc.resource, changed); err != nil {
 			return nil, err
 		}
+		if err := s.encryptPasswords(sc.catalog, ops, next); err != nil {
+			return nil, err
+		}
 		if validateOnly {
 			return nil, errValidateOnly
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/auth"
 	"kbroker/internal/wire"
 )
 
@@ -31,7 +32,7 @@ func handleCreatePartitions(ctx context.Context, s *Server, c *wire.Conn, r *wir
 		var err error
 		if counts[rt.Topic] > 1 {
 			err = newError(kerr.InvalidRequest, "Duplicate topic in request: "+rt.Topic)
-		} else {
+		} else if err = s.topicAllowed(c, auth.OpAlter, rt.Topic); err == nil {
 			err = s.createPartitions(ctx, c, r, rt, req.ValidateOnly, resp)
 		}
 		st.ErrorCode, st.ErrorMessage = errorCode(err)

@@ -43,6 +43,10 @@ func handleCreateTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 			errs[i] = newError(kerr.InvalidRequest, fmt.Sprintf("Create topics request from client `%s` contains multiple entries for the following topics: %s", r.ClientID, rt.Topic))
 			continue
 		}
+		if !s.createAllowed(c, rt.Topic) {
+			errs[i] = errTopicAuth
+			continue
+		}
 		if specs[i], errs[i] = specFromRequest(rt); errs[i] == nil {
 			errs[i] = s.checkTopic(snap, specs[i])
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/auth"
 	"kbroker/internal/meta"
 	"kbroker/internal/wire"
 )
@@ -49,10 +50,14 @@ func handleDeleteTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 		}
 		var err error
 		switch {
+		case tg.name != nil && *tg.name != "" && !s.allowed(c, auth.OpDelete, auth.ResourceTopic, *tg.name):
+			err = errTopicAuth
 		case t == nil && tg.name != nil && *tg.name != "":
 			err = newError(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")
 		case t == nil:
 			err = newError(kerr.UnknownTopicID, "This server does not host this topic ID.")
+		case !s.allowed(c, auth.OpDelete, auth.ResourceTopic, t.Name):
+			err = errTopicAuth
 		default:
 			rt.TopicID = t.ID
 			name := t.Name

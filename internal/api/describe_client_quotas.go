@@ -25,6 +25,10 @@ func init() { register(kmsg.DescribeClientQuotas, 0, 1, handleDescribeClientQuot
 func handleDescribeClientQuotas(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeClientQuotasRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeClientQuotasResponse)
+	if !s.clusterAllowed(c, kmsg.DescribeClientQuotas) {
+		resp.ErrorCode, resp.ErrorMessage = errorCode(errClusterAuth)
+		return resp, nil
+	}
 	if err := checkQuotaFilter(req.Components); err != nil {
 		resp.ErrorCode, resp.ErrorMessage = errorCode(err)
 		return resp, nil

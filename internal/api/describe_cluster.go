@@ -5,7 +5,8 @@ package api
 // The cluster id, the controller and the brokers, as in Metadata. Asking
 // for controller endpoints (v1 endpoint type 2) on a broker listener gets
 // MISMATCHED_ENDPOINT_TYPE, as Kafka answers. No broker is ever fenced
-// here. Authorized operations are not computed yet (INT32_MIN).
+// here. Needs DESCRIBE on the cluster; the KIP-430 cluster authorized
+// operations are filled when asked for.
 
 import (
 	"context"
@@ -13,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/auth"
 	"kbroker/internal/wire"
 )
 
@@ -28,6 +30,13 @@ func handleDescribeCluster(ctx context.Context, s *Server, c *wire.Conn, r *wire
 		msg := "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER"
 		resp.ErrorMessage = &msg
 		return resp, nil
+	}
+	if !s.clusterAllowed(c, kmsg.DescribeCluster) {
+		resp.ErrorCode, resp.ErrorMessage = errorCode(errClusterAuth)
+		return resp, nil
+	}
+	if req.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = s.authorizedOperations(c, auth.ResourceCluster, auth.ClusterName)
 	}
 	resp.ClusterID = s.ClusterID
 	resp.ControllerID = s.nodeID()

@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/auth"
 	"kbroker/internal/config"
 	"kbroker/internal/wire"
 )
@@ -43,7 +44,11 @@ func handleDescribeConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire
 			resp.Resources = append(resp.Resources, res)
 			continue
 		}
-		entries, err := configResources[rr.ResourceType].describe(s, snap, rr.ResourceName)
+		err := s.configResourceAllowed(c, rr.ResourceType, rr.ResourceName, auth.OpDescribeConfigs)
+		var entries []configEntry
+		if err == nil {
+			entries, err = configResources[rr.ResourceType].describe(s, snap, rr.ResourceName)
+		}
 		if err != nil {
 			res.ErrorCode, res.ErrorMessage = errorCode(err)
 			resp.Resources = append(resp.Resources, res)

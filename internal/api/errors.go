@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"kbroker/internal/auth"
 	"kbroker/internal/meta"
 	"kbroker/internal/storage"
 )
@@ -33,6 +34,15 @@ var errorTable = []struct {
 	{meta.ErrTopicExists, kerr.TopicAlreadyExists},
 	{meta.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{meta.ErrInvalidPartions, kerr.InvalidPartitions},
+	{meta.ErrNoCredential, kerr.ResourceNotFound},
+	{auth.ErrUnknownScramMechanism, kerr.UnsupportedSaslMechanism},
+	{auth.ErrEmptyUsername, kerr.UnacceptableCredential},
+	{auth.ErrTooFewIterations, kerr.UnacceptableCredential},
+	{auth.ErrTooManyIterations, kerr.UnacceptableCredential},
+	{auth.ErrInvalidACL, kerr.InvalidRequest},
+	// The metadata store (etcd) unreachable or contended: the client retries.
+	{meta.ErrUnavailable, kerr.RequestTimedOut},
+	{meta.ErrConflict, kerr.RequestTimedOut},
 	{context.DeadlineExceeded, kerr.RequestTimedOut},
 	{context.Canceled, kerr.RequestTimedOut},
 }

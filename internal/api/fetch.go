@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/auth"
 	"kbroker/internal/storage"
 	"kbroker/internal/wire"
 )
@@ -42,7 +43,7 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 	maxBytes := min(fetchMaxBytes(req), int32(min(s.Quotas.FetchByteCap(quotaUser(c), r.ClientID), 1<<31-1)))
 	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	for {
-		resp, changed, done := s.readFetch(req, maxBytes, fromReplica)
+		resp, changed, done := s.readFetch(c, req, maxBytes, fromReplica)
 		if done || req.MaxWaitMillis <= 0 || len(changed) == 0 {
 			return s.finishFetch(c, r, resp), nil
 		}
@@ -50,7 +51,7 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 		woken := waitAny(ctx, changed, time.Until(deadline))
 		r.Parked += time.Since(parkedFrom)
 		if !woken {
-			resp, _, _ = s.readFetch(req, maxBytes, fromReplica)
+			resp, _, _ = s.readFetch(c, req, maxBytes, fromReplica)
 			return s.finishFetch(c, r, resp), nil
 		}
 	}
@@ -93,7 +94,7 @@ func (s *Server) finishFetch(c *wire.Conn, r *wire.Request, resp *kmsg.FetchResp
 // when it should be sent at once (min_bytes reached, or an error); changed
 // holds the logs' append notifications, taken before reading so that an
 // append between the read and the wait is never missed.
-func (s *Server) readFetch(req *kmsg.FetchRequest, maxBytes int32, fromReplica bool) (resp *kmsg.FetchResponse, changed []<-chan struct{}, done bool) {
+func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32, fromReplica bool) (resp *kmsg.FetchResponse, changed []<-chan struct{}, done bool) {
 	resp = req.ResponseKind().(*kmsg.FetchResponse)
 	snap := s.Store.Snapshot()
 	var total int32
@@ -108,7 +109,7 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, maxBytes int32, fromReplica b
 			var err error
 			if fromReplica {
 				err = newError(kerr.NotLeaderForPartition, "kbroker partitions have a single replica; follower fetches are not served")
-			} else {
+			} else if err = s.topicRefAllowed(c, snap, auth.OpRead, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13}); err == nil {
 				var l *storage.Log
 				if _, l, err = s.resolve(snap, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}); err == nil {
 					err = checkLeaderEpoch(rp.CurrentLeaderEpoch)

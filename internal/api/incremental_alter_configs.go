@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/auth"
 	"kbroker/internal/wire"
 )
 
@@ -58,6 +59,9 @@ func (s *Server) alterResources(ctx context.Context, c *wire.Conn, keys []resour
 		case res == nil:
 			errs[i] = newError(kerr.InvalidRequest, fmt.Sprintf("Unknown resource type %d", k.typ))
 		default:
+			if errs[i] = s.configResourceAllowed(c, k.typ, k.name, auth.OpAlterConfigs); errs[i] != nil {
+				break
+			}
 			if errs[i] = checkDuplicateKeys(ops[i]); errs[i] == nil {
 				errs[i] = res.alter(ctx, s, c, k.name, ops[i], replace, validateOnly)
 			}

@@ -30,6 +30,10 @@ func handleInitProducerID(ctx context.Context, s *Server, c *wire.Conn, r *wire.
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return resp, nil
 	}
+	if !s.idempotentAllowed(c) { // KIP-679: IDEMPOTENT_WRITE on the cluster or WRITE on some topic
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	id, err := s.producerIDs.next(ctx, s.Store)
 	if err != nil {
 		resp.ErrorCode, _ = errorCode(err)

@@ -17,6 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/auth"
+	"kbroker/internal/storage"
 	"kbroker/internal/wire"
 )
 
@@ -42,7 +44,11 @@ func handleListOffsets(ctx context.Context, s *Server, c *wire.Conn, r *wire.Req
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
-			_, l, err := s.resolve(snap, partitionRef{name: rt.Topic, partition: rp.Partition})
+			var l *storage.Log
+			err := s.topicAllowed(c, auth.OpDescribe, rt.Topic)
+			if err == nil {
+				_, l, err = s.resolve(snap, partitionRef{name: rt.Topic, partition: rp.Partition})
+			}
 			if err == nil {
 				err = checkLeaderEpoch(rp.CurrentLeaderEpoch)
 			}

@@ -8,8 +8,10 @@ package api
 // (v1+), or an empty one at v0, means every topic. Missing topics are created
 // when auto.create.topics.enable is on and the request allows it (v4+
 // AllowAutoTopicCreation; always allowed before v4). v10+ may name topics by
-// id. Authorized-operation bitfields (v8+) are not computed yet: they are
-// reported as "not requested" (INT32_MIN).
+// id. Topics the principal may not DESCRIBE are left out of all-topic
+// listings and answer TOPIC_AUTHORIZATION_FAILED when named; auto-creation
+// also needs CREATE on the cluster or the topic. v8+ authorized-operation
+// bitfields (KIP-430) are filled when asked for (the cluster's up to v10).
 
 import (
 	"context"
@@ -17,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/auth"
 	"kbroker/internal/meta"
 	"kbroker/internal/wire"
 )
@@ -33,8 +36,11 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 	snap := s.Store.Snapshot()
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
 		for _, t := range snap.Topics {
-			resp.Topics = append(resp.Topics, s.topicMetadata(t))
+			if s.allowed(c, auth.OpDescribe, auth.ResourceTopic, t.Name) { // unauthorized topics are left out
+				resp.Topics = append(resp.Topics, s.topicMetadata(t))
+			}
 		}
+		s.fillMetadataAuthorizedOps(c, req, resp)
 		return resp, nil
 	}
 	autoCreate := s.Broker.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
@@ -62,8 +68,12 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 			var err error
 			switch err = validateTopicName(*rt.Topic); {
 			case err != nil:
+			case !s.allowed(c, auth.OpDescribe, auth.ResourceTopic, *rt.Topic):
+				err = errTopicAuth
 			case !autoCreate:
 				err = newError(kerr.UnknownTopicOrPartition, "")
+			case !s.createAllowed(c, *rt.Topic):
+				err = errTopicAuth
 			default:
 				t, err = s.createTopic(ctx, &topicSpec{name: *rt.Topic, partitions: -1, replicationFactor: -1})
 				if errorIs(err, kerr.TopicAlreadyExists) { // created concurrently
@@ -76,8 +86,16 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 				continue
 			}
 		}
+		if !s.allowed(c, auth.OpDescribe, auth.ResourceTopic, t.Name) {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic, mt.TopicID = rt.Topic, rt.TopicID
+			mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
 		resp.Topics = append(resp.Topics, s.topicMetadata(t))
 	}
+	s.fillMetadataAuthorizedOps(c, req, resp)
 	return resp, nil
 }
 

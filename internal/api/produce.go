@@ -33,6 +33,7 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 	snap := s.Store.Snapshot()
 	now := time.Now()
 	failed := false
+	idempotentOK := s.produceIdempotentAllowed(c, snap, req)
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
@@ -40,10 +41,11 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			var err error
+			ref := partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}
 			if badAcks {
 				err = newError(kerr.InvalidRequiredAcks, "acks must be -1, 0 or 1")
-			} else {
-				err = s.produceOne(snap, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}, req.Acks, rp.Records, now, &sp)
+			} else if err = s.produceAllowed(c, snap, ref, idempotentOK); err == nil {
+				err = s.produceOne(snap, ref, req.Acks, rp.Records, now, &sp)
 			}
 			if err != nil {
 				failed = true

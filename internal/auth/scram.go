@@ -1,6 +1,8 @@
 package auth
 
 import (
+	"crypto/subtle"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -24,6 +26,9 @@ type scramSession struct {
 	state     sessionState
 	conv      *scram.ServerConversation
 	user      string
+	// What client-final is checked against (see clientFinal).
+	clientFirstBare, serverFirst, gs2Header string
+	cred                                    Credential
 }
 
 func newScramSession(mechanism string, lookup CredentialLookup) *scramSession {
@@ -107,19 +112,56 @@ func (s *scramSession) clientFirst(msg string) ([]byte, bool, error) {
 	}
 	s.user = first.user
 	s.state = stateFinal
+	s.gs2Header = msg[:len(msg)-len(first.bare)]
+	s.clientFirstBare, s.serverFirst, s.cred = first.bare, reply, cred
 	return []byte(reply), false, nil
 }
 
+// clientFinal verifies client-final (RFC 5802 §3) as Kafka's ScramSaslServer
+// does, rather than through the SCRAM library: Kafka accepts a nonce that
+// only ends with the server's nonce, and librdkafka (kcat, confluent-kafka-*)
+// relies on it by sending the client nonce twice; the proof is checked over
+// the message as sent.
 func (s *scramSession) clientFinal(msg string) ([]byte, bool, error) {
-	reply, err := s.conv.Step(msg)
-	if err != nil {
-		return s.fail("SCRAM client-final: " + err.Error())
+	s.conv = nil
+	withoutProof, proofB64, ok := strings.Cut(msg, ",p=")
+	if !ok || strings.Contains(proofB64, ",") {
+		return s.fail("SCRAM client-final: missing or misplaced proof")
 	}
-	if !s.conv.Valid() {
+	fields := strings.Split(withoutProof, ",")
+	if len(fields) < 2 || !strings.HasPrefix(fields[0], "c=") || !strings.HasPrefix(fields[1], "r=") {
+		return s.fail("SCRAM client-final: bad format")
+	}
+	if cb, err := base64.StdEncoding.DecodeString(fields[0][2:]); err != nil || string(cb) != s.gs2Header {
+		return s.fail("SCRAM client-final: channel binding does not match the client-first header")
+	}
+	serverNonce := ""
+	for _, f := range strings.Split(s.serverFirst, ",") {
+		if v, ok := strings.CutPrefix(f, "r="); ok {
+			serverNonce = v
+		}
+	}
+	if serverNonce == "" || !strings.HasSuffix(fields[1][2:], serverNonce) {
+		return s.fail("SCRAM client-final: Invalid client nonce in the final client message")
+	}
+	proof, err := base64.StdEncoding.DecodeString(proofB64)
+	h, _ := scramHash(s.mechanism)
+	if err != nil || len(proof) != h().Size() {
+		return s.fail("SCRAM client-final: bad proof encoding")
+	}
+	authMessage := s.clientFirstBare + "," + s.serverFirst + "," + withoutProof
+	clientSignature := hmacSum(h, s.cred.StoredKey, authMessage)
+	clientKey := make([]byte, len(proof))
+	for i := range proof {
+		clientKey[i] = proof[i] ^ clientSignature[i]
+	}
+	stored := h()
+	stored.Write(clientKey)
+	if subtle.ConstantTimeCompare(stored.Sum(nil), s.cred.StoredKey) != 1 {
 		return s.fail("SCRAM client-final: Invalid client credentials")
 	}
-	s.conv = nil
-	s.state = stateDone
+	reply := "v=" + base64.StdEncoding.EncodeToString(hmacSum(h, s.cred.ServerKey, authMessage))
+	s.state, s.cred = stateDone, Credential{}
 	return []byte(reply), true, nil
 }
 
@@ -133,6 +175,7 @@ func scramHashGen(mechanism string) scram.HashGeneratorFcn {
 type scramClientFirst struct {
 	authzid, user string
 	tokenAuth     bool
+	bare          string // client-first-message-bare: the message after the GS2 header
 }
 
 // parseScramClientFirst checks Kafka's ClientFirstMessage grammar
@@ -159,6 +202,7 @@ func parseScramClientFirst(msg string) (scramClientFirst, error) {
 			return out, errors.New("bad authzid")
 		}
 	}
+	out.bare = strings.Join(fields[2:], ",")
 	if strings.HasPrefix(fields[2], "m=") {
 		return out, errors.New("mandatory extensions are not supported")
 	}

@@ -73,7 +73,7 @@ var Brokers = newCatalog(append([]*Def{
 		Doc: "Most connections from one IP address."},
 	{Name: "max.connections.per.ip.overrides", Type: TypeString, Default: "", Check: checkIPOverrides, Mode: ClusterWide,
 		Doc: "Per-IP exceptions to max.connections.per.ip, as ip:count,ip:count."},
-}, topicSynonymDefs()...))
+}, append(topicSynonymDefs(), securityDefs()...)...))
 
 // topicSynonymDefs gives every broker synonym of a topic config that is not
 // defined above its own definition: the topic config's type and default,

@@ -147,7 +147,13 @@ func newCatalog(defs []*Def) *Catalog {
 }
 
 // Lookup returns the definition of name, or nil if the key is unknown.
-func (c *Catalog) Lookup(name string) *Def { return c.byName[name] }
+// The broker catalog also knows listener-scoped keys (ListenerDef).
+func (c *Catalog) Lookup(name string) *Def {
+	if d := c.byName[name]; d != nil || c != Brokers {
+		return d
+	}
+	return ListenerDef(name)
+}
 
 // Defs returns every definition in catalog order.
 func (c *Catalog) Defs() []*Def { return c.defs }

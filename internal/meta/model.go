@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+
+	"kbroker/internal/auth"
 )
 
 // TopicID is a topic's UUID, as Kafka gives every topic one.
@@ -47,6 +49,10 @@ type Snapshot struct {
 	// Quotas holds client quota overrides by entity path (e.g.
 	// "users/alice/clients/c1", "clients/<default>", "ips/10.0.0.1").
 	Quotas map[string]map[string]float64
+	// ACLs holds every ACL by the key of its resource pattern (acls.go).
+	ACLs map[string][]auth.ACL
+	// Scram holds SCRAM credentials by user, then mechanism (scram.go).
+	Scram map[string]map[string]auth.Credential
 }
 
 func emptySnapshot() *Snapshot {
@@ -56,6 +62,8 @@ func emptySnapshot() *Snapshot {
 		TopicConfigs:  map[string]map[string]string{},
 		BrokerConfigs: map[string]map[string]string{},
 		Quotas:        map[string]map[string]float64{},
+		ACLs:          map[string][]auth.ACL{},
+		Scram:         map[string]map[string]auth.Credential{},
 	}
 }
 
@@ -111,6 +119,20 @@ func (s *Snapshot) with(b Batch) (*Snapshot, error) {
 				n.Quotas = maps.Clone(n.Quotas)
 			}
 			if err := applyQuota(n.Quotas, c, path); err != nil {
+				return nil, err
+			}
+		case hasPrefix(c.Key, prefixACLs):
+			if cow("acls") {
+				n.ACLs = maps.Clone(n.ACLs)
+			}
+			if err := applyACLs(n.ACLs, c); err != nil {
+				return nil, err
+			}
+		case hasPrefix(c.Key, prefixScram):
+			if cow("scram") {
+				n.Scram = maps.Clone(n.Scram)
+			}
+			if err := applyScram(n.Scram, c); err != nil {
 				return nil, err
 			}
 		case hasPrefix(c.Key, prefixBrokerConf):

@@ -37,6 +37,8 @@ type Conn struct {
 	// mutedUntil is when this connection may next be served (unix nanos):
 	// a throttled client's next request waits until then (KIP-219).
 	mutedUntil atomic.Int64
+
+	sec connSecurity // TLS and SASL state (sasl.go, tls.go)
 }
 
 // Mute stops serving this connection's next request for d, as Kafka mutes
@@ -103,6 +105,11 @@ const maxQueued = 4
 // the server drains. Requests are handled one at a time, in order, so
 // responses go out in request order.
 func (c *Conn) serve(ctx context.Context) {
+	if err := c.handshakeTLS(ctx); err != nil {
+		c.log.Info("closing connection", "err", err)
+		c.nc.Close()
+		return
+	}
 	reqs := make(chan *Request, maxQueued)
 	readErr := make(chan error, 1)
 	go func() { readErr <- c.readLoop(ctx, reqs) }()
@@ -111,6 +118,24 @@ func (c *Conn) serve(ctx context.Context) {
 	for req := range reqs {
 		c.waitUnmuted(ctx)
 		start := time.Now()
+		if err := c.admit(req); err != nil {
+			c.log.Info("closing connection", "err", err)
+			break
+		}
+		if req.Key == rawSASLKey {
+			buf, err := c.serveRaw(req)
+			if err == nil {
+				_, err = w.Write(buf)
+			}
+			if err == nil {
+				err = w.Flush()
+			}
+			if err != nil {
+				c.log.Info("closing connection", "err", err)
+				break
+			}
+			continue
+		}
 		resp, err := c.handle(ctx, req)
 		if err != nil {
 			c.log.Info("closing connection", "api", kmsg.NameForKey(req.Key), "version", req.Version, "err", err)
@@ -125,13 +150,16 @@ func (c *Conn) serve(ctx context.Context) {
 				break
 			}
 		}
-		if len(reqs) == 0 {
+		if len(reqs) == 0 || c.sec.closeAfter {
 			if err := w.Flush(); err != nil {
 				break
 			}
 		}
 		c.srv.observe(req, time.Since(start))
 		releaseFrame(req)
+		if c.sec.closeAfter {
+			break
+		}
 	}
 	c.nc.Close()
 	for range reqs { // let the reader finish
@@ -170,17 +198,22 @@ func (c *Conn) readLoop(ctx context.Context, reqs chan<- *Request) error {
 		n := int32(binary.BigEndian.Uint32(size[:]))
 		// Refuse before allocating: a size prefix alone must not make us
 		// reserve memory (Kafka's InvalidReceiveException).
-		if n < 8 || n > c.srv.maxRequestBytes {
-			return fmt.Errorf("frame of %d bytes is outside [8, socket.request.max.bytes=%d]", n, c.srv.maxRequestBytes)
+		if lo, hi := c.frameBounds(); n < lo || n > hi {
+			return fmt.Errorf("frame of %d bytes is outside [%d, %d] (socket.request.max.bytes, or the SASL token limit)", n, lo, hi)
 		}
 		frame := newFrame(int(n))
 		dr.frameEnd = time.Now().Add(frameReadTimeout)
 		if _, err := io.ReadFull(r, frame); err != nil {
 			return err
 		}
-		req, err := parseRequest(frame, c.srv.handler)
-		if err != nil {
-			return err
+		var req *Request
+		if c.takeRaw() {
+			req = rawRequest(frame)
+		} else {
+			var err error
+			if req, err = parseRequest(frame, c.srv.handler); err != nil {
+				return err
+			}
 		}
 		select {
 		case reqs <- req:

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/auth"
 	"kbroker/internal/metrics"
 )
 
@@ -24,6 +26,10 @@ type Handler interface {
 // ListenerSpec is one address to listen on.
 type ListenerSpec struct {
 	Name, Protocol, Addr string
+	// TLS is set on SSL and SASL_SSL listeners (tls.go).
+	TLS *tls.Config
+	// SASL is set on SASL_PLAINTEXT and SASL_SSL listeners (sasl.go).
+	SASL *auth.Mechanisms
 }
 
 // Limits bound how many connections the server holds (Kafka's
@@ -44,6 +50,7 @@ type Options struct {
 	// rate and is closed after that delay, unanswered (KIP-612). Nil: none.
 	ConnectionRate  func(ip string) time.Duration
 	MaxRequestBytes int32         // socket.request.max.bytes
+	MaxReauth       time.Duration // connections.max.reauth.ms; 0: sessions never expire
 	IdleTimeout     time.Duration // connections.max.idle.ms; 0 disables
 	Metrics         *metrics.Broker
 	Logger          *slog.Logger
@@ -53,6 +60,7 @@ type Options struct {
 type Server struct {
 	handler         Handler
 	maxRequestBytes int32
+	maxReauth       time.Duration
 	idleTimeout     time.Duration
 	metrics         *metrics.Broker
 	timers          map[int16]*metrics.RequestTimer
@@ -79,7 +87,7 @@ func NewServer(handler Handler, opts Options) *Server {
 		handler: handler, maxRequestBytes: opts.MaxRequestBytes, idleTimeout: opts.IdleTimeout,
 		metrics: opts.Metrics, log: opts.Logger, ctx: ctx, cancel: cancel,
 		conns: map[*Conn]struct{}{}, perIP: map[string]int{}, timers: map[int16]*metrics.RequestTimer{},
-		limits: opts.Limits, connectionRate: opts.ConnectionRate,
+		limits: opts.Limits, connectionRate: opts.ConnectionRate, maxReauth: opts.MaxReauth,
 	}
 	if s.metrics != nil {
 		for key := int16(0); key < 100; key++ {
@@ -135,8 +143,9 @@ func (s *Server) accept(ln net.Listener, spec ListenerSpec) {
 		}
 		c := &Conn{
 			ID: s.nextID.Add(1), Listener: spec.Name, Protocol: spec.Protocol, Remote: nc.RemoteAddr(),
-			Principal: "User:ANONYMOUS", nc: nc, srv: s,
+			Principal: "User:ANONYMOUS", nc: wrapTLS(nc, spec), srv: s,
 		}
+		c.sec.mechanisms = spec.SASL
 		c.log = s.log.With("conn", c.ID, "remote", c.Remote.String(), "listener", spec.Name)
 		ip := c.RemoteIP()
 		if s.connectionRate != nil {

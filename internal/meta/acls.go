@@ -1,0 +1,207 @@
+package meta
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"kbroker/internal/auth"
+)
+
+// ACLs live one resource pattern per key, as ZooKeeper-era Kafka kept them
+// under /kafka-acl/<Type>/<name>:
+//
+//	acls/<RESOURCE_TYPE>/<PATTERN_TYPE>/<escaped resource name>
+//
+// e.g. acls/TOPIC/PREFIXED/orders- holding a JSON array of entries
+// {"principal","host","operation","permission"} with Kafka's enum names, so
+// an operator can read them in the store. An empty list removes the key.
+const prefixACLs = "acls/"
+
+type aclEntryJSON struct {
+	Principal  string `json:"principal"`
+	Host       string `json:"host"`
+	Operation  string `json:"operation"`
+	Permission string `json:"permission"`
+}
+
+// aclKey is the key of the resource pattern of a.
+func aclKey(a auth.ACL) string {
+	return prefixACLs + a.ResourceType.String() + "/" + a.PatternType.String() + "/" + escape(a.ResourceName)
+}
+
+// parseACLKey reads the resource pattern back from a key.
+func parseACLKey(key string) (rt auth.ResourceType, pt auth.PatternType, name string, ok bool) {
+	rest, found := strings.CutPrefix(key, prefixACLs)
+	if !found {
+		return 0, 0, "", false
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) != 3 || parts[2] == "" {
+		return 0, 0, "", false
+	}
+	var err error
+	if rt, err = auth.ParseResourceType(parts[0]); err != nil {
+		return 0, 0, "", false
+	}
+	if pt, err = auth.ParsePatternType(parts[1]); err != nil {
+		return 0, 0, "", false
+	}
+	return rt, pt, unescape(parts[2]), true
+}
+
+func decodeACLs(key string, raw []byte) ([]auth.ACL, error) {
+	rt, pt, name, ok := parseACLKey(key)
+	if !ok {
+		return nil, nil
+	}
+	var entries []aclEntryJSON
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", key, err)
+	}
+	out := make([]auth.ACL, 0, len(entries))
+	for _, e := range entries {
+		op, err := auth.ParseOperation(e.Operation)
+		if err != nil {
+			return nil, fmt.Errorf("decoding %s: %w", key, err)
+		}
+		perm, err := auth.ParsePermission(e.Permission)
+		if err != nil {
+			return nil, fmt.Errorf("decoding %s: %w", key, err)
+		}
+		out = append(out, auth.ACL{ResourceType: rt, PatternType: pt, ResourceName: name,
+			Principal: e.Principal, Host: e.Host, Operation: op, Permission: perm})
+	}
+	return out, nil
+}
+
+func encodeACLs(acls []auth.ACL) []byte {
+	entries := make([]aclEntryJSON, len(acls))
+	for i, a := range acls {
+		entries[i] = aclEntryJSON{Principal: a.Principal, Host: a.Host, Operation: a.Operation.String(), Permission: a.Permission.String()}
+	}
+	raw, _ := json.Marshal(entries)
+	return raw
+}
+
+// applyACLs installs one changed ACL key into m (keyed by store key).
+func applyACLs(m map[string][]auth.ACL, c Change) error {
+	if c.Deleted {
+		delete(m, c.Key)
+		return nil
+	}
+	acls, err := decodeACLs(c.Key, c.Value)
+	if err != nil {
+		return err
+	}
+	if acls == nil {
+		return nil
+	}
+	m[c.Key] = acls
+	return nil
+}
+
+// AllACLs lists every ACL of the snapshot (in no particular order).
+func (s *Snapshot) AllACLs() []auth.ACL {
+	var out []auth.ACL
+	for _, list := range s.ACLs {
+		out = append(out, list...)
+	}
+	return out
+}
+
+// ChangedACLs reports whether any ACL changed.
+func (e Event) ChangedACLs() bool {
+	for _, c := range e.Changes {
+		if hasPrefix(c.Key, prefixACLs) {
+			return true
+		}
+	}
+	return false
+}
+
+// CreateACLs stores acls in one transaction. An ACL already stored is left
+// as it is (CreateAcls is idempotent in Kafka). The caller validated them.
+func (s *Store) CreateACLs(ctx context.Context, acls []auth.ACL) error {
+	return s.Update(ctx, func(tx Tx) error {
+		byKey := map[string][]auth.ACL{}
+		var order []string
+		for _, a := range acls {
+			key := aclKey(a)
+			list, seen := byKey[key]
+			if !seen {
+				order = append(order, key)
+				if raw, ok := tx.Get(key); ok {
+					var err error
+					if list, err = decodeACLs(key, raw); err != nil {
+						return err
+					}
+				}
+			}
+			if !slices.Contains(list, a) {
+				list = append(list, a)
+				byKey[key] = list
+			} else if !seen {
+				byKey[key] = list
+			}
+		}
+		for _, key := range order {
+			raw, had := tx.Get(key)
+			next := encodeACLs(byKey[key])
+			if !had || string(raw) != string(next) {
+				tx.Put(key, next)
+			}
+		}
+		return nil
+	})
+}
+
+// DeleteACLs removes, in one transaction, every ACL that matches one of the
+// filters, and returns for each filter the ACLs it matched (an ACL matched
+// by two filters is listed under both, as it existed when each was
+// applied).
+func (s *Store) DeleteACLs(ctx context.Context, filters []auth.Filter) ([][]auth.ACL, error) {
+	var matched [][]auth.ACL
+	err := s.Update(ctx, func(tx Tx) error {
+		matched = make([][]auth.ACL, len(filters))
+		all := tx.List(prefixACLs)
+		keys := make([]string, 0, len(all))
+		for k := range all {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, key := range keys {
+			acls, err := decodeACLs(key, all[key])
+			if err != nil {
+				return err
+			}
+			if acls == nil {
+				continue
+			}
+			kept := acls[:0:0]
+			for _, a := range acls {
+				hit := false
+				for i, f := range filters {
+					if f.Matches(a) {
+						matched[i] = append(matched[i], a)
+						hit = true
+					}
+				}
+				if !hit {
+					kept = append(kept, a)
+				}
+			}
+			switch {
+			case len(kept) == len(acls):
+			case len(kept) == 0:
+				tx.Delete(key)
+			default:
+				tx.Put(key, encodeACLs(kept))
+			}
+		}
+		return nil
+	})
+	return matched, err
+}

@@ -1,0 +1,234 @@
+package wire
+
+// SASL on SASL_PLAINTEXT and SASL_SSL listeners, as Kafka's
+// SaslServerAuthenticator runs it:
+//
+//   - Until the first authentication completes only ApiVersions,
+//     SaslHandshake and SaslAuthenticate are served; anything else closes
+//     the connection (Kafka's IllegalSaslStateException).
+//   - SaslHandshake v1 (KIP-152): the tokens travel in SaslAuthenticate
+//     requests. v0: the next frames are raw tokens with no Kafka header, and
+//     the replies raw frames too; the read loop reads them as such.
+//   - A failed exchange answers SASL_AUTHENTICATION_FAILED (an unknown
+//     mechanism UNSUPPORTED_SASL_MECHANISM with the enabled list) and closes.
+//   - connections.max.reauth.ms (KIP-368): the session lifetime is told to
+//     SaslAuthenticate v1+ clients, which re-authenticate on the same
+//     connection with the same mechanism and must keep their principal; a
+//     request that arrives after the session expired without a
+//     re-authentication under way closes the connection (for v0 clients too,
+//     as Kafka does).
+//
+// The per-connection state is used by the handler goroutine only, except
+// rawNext, which the read loop consumes.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/internal/auth"
+)
+
+// maxSASLToken bounds a raw (SaslHandshake v0) token frame, as Kafka's
+// sasl.server.max.receive.size default.
+const maxSASLToken = 524288
+
+// rawSASLKey marks a Request that is a raw SASL token, not a Kafka request.
+const rawSASLKey = -1
+
+// connSecurity is a connection's authentication state.
+type connSecurity struct {
+	mechanisms *auth.Mechanisms // nil: not a SASL listener
+	host       string           // the client's IP, cached for authorization
+
+	session     auth.Session // the exchange under way, nil when none
+	mechanism   string       // chosen in the (last) handshake
+	handshakeV  int16
+	authVersion int16 // SaslAuthenticate version of the last success
+	authed      bool  // authenticated at least once
+	reauthing   bool
+	expiresAt   time.Time // zero: the session never expires
+	rawNext     atomic.Bool
+	closeAfter  bool // send the response being written, then close
+}
+
+// SASLError is a SASL failure with its Kafka error code and the message for
+// the client.
+type SASLError struct {
+	Code *kerr.Error
+	Msg  string
+}
+
+func (e *SASLError) Error() string { return e.Msg }
+func (e *SASLError) Unwrap() error { return e.Code }
+
+// Host is the client's IP address as text (cached: authorization asks for
+// it on every request).
+func (c *Conn) Host() string {
+	if c.sec.host == "" {
+		c.sec.host = c.RemoteIP()
+	}
+	return c.sec.host
+}
+
+// SASLEnabled reports whether the connection came in on a SASL listener.
+func (c *Conn) SASLEnabled() bool { return c.sec.mechanisms != nil }
+
+// CloseAfterResponse closes the connection once the response to the current
+// request is written.
+func (c *Conn) CloseAfterResponse() { c.sec.closeAfter = true }
+
+// SASLHandshake starts an exchange (or a KIP-368 re-authentication) with
+// mechanism and returns the enabled mechanisms for the response.
+func (c *Conn) SASLHandshake(version int16, mechanism string) ([]string, error) {
+	s := &c.sec
+	if s.mechanisms == nil {
+		return nil, &SASLError{kerr.IllegalSaslState, "SaslHandshake on listener " + c.Listener + ", which has no SASL"}
+	}
+	enabled := s.mechanisms.Enabled()
+	switch {
+	case s.authed && (version < 1 || s.authVersion < 1):
+		c.CloseAfterResponse()
+		return enabled, &SASLError{kerr.IllegalSaslState, "Re-authentication needs SaslHandshake v1 and SaslAuthenticate v1+"}
+	case s.authed && mechanism != s.mechanism:
+		c.CloseAfterResponse()
+		return enabled, &SASLError{kerr.UnsupportedSaslMechanism, auth.ReauthMechanismMessage(mechanism, s.mechanism)}
+	case !s.authed && s.session != nil:
+		c.CloseAfterResponse()
+		return enabled, &SASLError{kerr.IllegalSaslState, "Unexpected SaslHandshake: an exchange is already under way"}
+	}
+	session, err := s.mechanisms.Start(mechanism)
+	if err != nil {
+		c.CloseAfterResponse()
+		return enabled, &SASLError{kerr.UnsupportedSaslMechanism, err.Error()}
+	}
+	s.session, s.mechanism, s.handshakeV = session, mechanism, version
+	s.reauthing = s.authed
+	if version == 0 {
+		s.rawNext.Store(true)
+	}
+	return enabled, nil
+}
+
+// SASLAuthenticate feeds one SaslAuthenticate token to the exchange. It
+// returns the server's token and, once authenticated, the session lifetime
+// to report (0: none).
+func (c *Conn) SASLAuthenticate(version int16, token []byte) (reply []byte, lifetimeMs int64, err error) {
+	s := &c.sec
+	if s.mechanisms == nil || s.session == nil || s.handshakeV < 1 {
+		c.CloseAfterResponse()
+		return nil, 0, &SASLError{kerr.IllegalSaslState, "Unexpected SaslAuthenticate: no SaslHandshake v1 before it"}
+	}
+	reply, done, err := s.session.Step(token)
+	if err != nil {
+		c.CloseAfterResponse()
+		return nil, 0, c.saslFailure(err)
+	}
+	if !done {
+		return reply, 0, nil
+	}
+	lifetime, err := c.finishAuth(version)
+	if err != nil {
+		c.CloseAfterResponse()
+		return nil, 0, err
+	}
+	if version < 1 {
+		lifetime = 0
+	}
+	return reply, lifetime, nil
+}
+
+func (c *Conn) saslFailure(err error) error {
+	var ae *auth.AuthError
+	if errors.As(err, &ae) {
+		c.log.Info("SASL authentication failed", "mechanism", c.sec.mechanism, "reason", ae.Reason())
+		return &SASLError{kerr.SaslAuthenticationFailed, ae.ClientMessage(c.sec.reauthing)}
+	}
+	return &SASLError{kerr.IllegalSaslState, err.Error()}
+}
+
+// finishAuth installs the principal of a completed exchange and starts the
+// session's lifetime.
+func (c *Conn) finishAuth(version int16) (lifetimeMs int64, err error) {
+	s := &c.sec
+	principal := auth.UserPrincipal(s.session.AuthorizationID())
+	if s.authed && principal != c.Principal {
+		return 0, &SASLError{kerr.SaslAuthenticationFailed, auth.PrincipalChangedMessage(c.Principal, principal)}
+	}
+	c.Principal = principal
+	s.authed, s.reauthing, s.session, s.authVersion = true, false, nil, version
+	if max := c.srv.maxReauth; max > 0 {
+		s.expiresAt = time.Now().Add(max)
+		lifetimeMs = max.Milliseconds()
+	}
+	c.log.Debug("SASL authenticated", "principal", principal, "mechanism", s.mechanism)
+	return lifetimeMs, nil
+}
+
+// admit decides, before a request is handled, whether this connection may
+// send it now; an error closes the connection.
+func (c *Conn) admit(req *Request) error {
+	s := &c.sec
+	if s.mechanisms == nil {
+		return nil
+	}
+	if req.Key == rawSASLKey {
+		if s.session == nil || s.handshakeV != 0 {
+			return errors.New("unexpected raw SASL token")
+		}
+		return nil
+	}
+	key := kmsg.Key(req.Key)
+	if !s.authed {
+		switch key {
+		case kmsg.ApiVersions, kmsg.SASLHandshake, kmsg.SASLAuthenticate:
+			return nil
+		}
+		return fmt.Errorf("%s before SASL authentication completed", key.Name())
+	}
+	if !s.expiresAt.IsZero() && !s.reauthing && time.Now().After(s.expiresAt) {
+		return errors.New("SASL session expired without re-authentication (connections.max.reauth.ms)")
+	}
+	return nil
+}
+
+// frameBounds is the size range of the next frame: a raw SASL token after a
+// SaslHandshake v0 may be small, a Kafka request has at least its header.
+func (c *Conn) frameBounds() (lo, hi int32) {
+	if c.sec.rawNext.Load() {
+		return 0, maxSASLToken
+	}
+	return 8, c.srv.maxRequestBytes
+}
+
+// takeRaw reports whether the frame just read is a raw SASL token.
+func (c *Conn) takeRaw() bool { return c.sec.rawNext.CompareAndSwap(true, false) }
+
+func rawRequest(frame []byte) *Request {
+	return &Request{Key: rawSASLKey, Size: len(frame), frame: frame}
+}
+
+// serveRaw answers a raw SASL token (after SaslHandshake v0): the reply
+// goes out as a bare size-prefixed frame. A failure closes the connection,
+// as Kafka does when it has no SaslAuthenticate response to carry it.
+func (c *Conn) serveRaw(req *Request) ([]byte, error) {
+	s := &c.sec
+	reply, done, err := s.session.Step(req.frame)
+	if err != nil {
+		return nil, c.saslFailure(err)
+	}
+	if done {
+		if _, err := c.finishAuth(0); err != nil {
+			return nil, err
+		}
+	} else {
+		s.rawNext.Store(true) // set before the reply leaves: the client answers it
+	}
+	out := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(reply)), uint32(len(reply)))
+	return append(out, reply...), nil
+}

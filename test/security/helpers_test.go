@@ -1,0 +1,196 @@
+// Package security tests authentication and authorization end to end: real
+// brokers (brokertest) with SASL, TLS and ACLs, and real clients (franz-go,
+// sarama, kcat) or raw Kafka frames over TCP.
+package security
+
+import (
+	"context"
+	"encoding/binary"
+	"hash/crc32"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"kbroker/broker"
+	"kbroker/broker/brokertest"
+	"kbroker/internal/config"
+)
+
+const (
+	adminPass = "admin-secret-9f3a"
+	alicePass = "alice-secret-77c1"
+)
+
+const standardAuthorizer = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+// saslProps is a SASL_PLAINTEXT broker with PLAIN users admin and alice from
+// the JAAS line and the same users bootstrapped for SCRAM.
+func saslProps(extra config.Properties) config.Properties {
+	p := config.Properties{
+		"listeners":               "SASL_PLAINTEXT://127.0.0.1:0",
+		"sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+		"listener.name.sasl_plaintext.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="` + adminPass + `" user_admin="` + adminPass + `" user_alice="` + alicePass + `";`,
+		"kbroker.scram.bootstrap.users": "SCRAM-SHA-256=[name=admin,password=" + adminPass + "];SCRAM-SHA-512=[name=admin,password=" + adminPass + "];" +
+			"SCRAM-SHA-256=[name=alice,password=" + alicePass + "];SCRAM-SHA-512=[name=alice,password=" + alicePass + "]",
+	}
+	for k, v := range extra {
+		p[k] = v
+	}
+	return p
+}
+
+// secured adds the built-in authorizer with admin as super user.
+func secured(extra config.Properties) config.Properties {
+	p := config.Properties{"authorizer.class.name": standardAuthorizer, "super.users": "User:admin"}
+	for k, v := range extra {
+		p[k] = v
+	}
+	return saslProps(p)
+}
+
+func start(t *testing.T, props config.Properties, opts ...broker.Option) *broker.Broker {
+	t.Helper()
+	return brokertest.Start(t, props, opts...)
+}
+
+func scram256(user, pass string) sasl.Mechanism {
+	return scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()
+}
+
+func scram512(user, pass string) sasl.Mechanism {
+	return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()
+}
+
+func plainAuth(user, pass string) sasl.Mechanism {
+	return plain.Auth{User: user, Pass: pass}.AsMechanism()
+}
+
+func client(t *testing.T, addr string, mech sasl.Mechanism, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	all := []kgo.Opt{kgo.SeedBrokers(addr), kgo.RequestRetries(0), kgo.RetryTimeout(time.Second)}
+	if mech != nil {
+		all = append(all, kgo.SASL(mech))
+	}
+	cl, err := kgo.NewClient(append(all, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+func adminClient(t *testing.T, addr string) *kadm.Client {
+	return kadm.NewClient(client(t, addr, scram256("admin", adminPass)))
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// batch is one record batch (magic 2) holding value, with producer id pid
+// (-1: not idempotent).
+func batch(value []byte, pid int64) []byte {
+	rec := kmsg.Record{Value: value}
+	body := rec.AppendTo(nil)
+	rec.Length = int32(len(body) - 1)
+	body = rec.AppendTo(nil)
+	now := time.Now().UnixMilli()
+	b := kmsg.RecordBatch{PartitionLeaderEpoch: -1, Magic: 2, FirstTimestamp: now, MaxTimestamp: now,
+		ProducerID: pid, ProducerEpoch: -1, FirstSequence: -1, NumRecords: 1, Records: body}
+	if pid >= 0 {
+		b.ProducerEpoch, b.FirstSequence = 0, 0
+	}
+	raw := b.AppendTo(nil)
+	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
+	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return raw
+}
+
+// rawConn speaks Kafka frames by hand, for what clients never send.
+type rawConn struct {
+	t    *testing.T
+	nc   net.Conn
+	corr int32
+}
+
+func dialRaw(t *testing.T, addr string) *rawConn {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return &rawConn{t: t, nc: nc}
+}
+
+func (c *rawConn) writeFrame(b []byte) {
+	c.t.Helper()
+	c.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.nc.Write(binary.BigEndian.AppendUint32(nil, uint32(len(b)))); err != nil {
+		c.t.Fatal(err)
+	}
+	if _, err := c.nc.Write(b); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// readFrame reads one size-prefixed frame; an error means closed (or timeout).
+func (c *rawConn) readFrame() ([]byte, error) {
+	c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var size [4]byte
+	if _, err := io.ReadFull(c.nc, size[:]); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, binary.BigEndian.Uint32(size[:]))
+	_, err := io.ReadFull(c.nc, buf)
+	return buf, err
+}
+
+// send writes req with a request header.
+func (c *rawConn) send(req kmsg.Request) {
+	c.corr++
+	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw"))
+	frame := f.AppendRequest(nil, req, c.corr)
+	c.writeFrame(frame[4:])
+}
+
+// roundTrip sends req and decodes its response.
+func (c *rawConn) roundTrip(req kmsg.Request) kmsg.Response {
+	c.t.Helper()
+	c.send(req)
+	body, err := c.readFrame()
+	if err != nil {
+		c.t.Fatalf("%s: %v", kmsg.NameForKey(req.Key()), err)
+	}
+	body = body[4:] // correlation id
+	resp := req.ResponseKind()
+	if resp.IsFlexible() && req.Key() != int16(kmsg.ApiVersions) {
+		body = body[1:] // empty tagged fields
+	}
+	if err := resp.ReadFrom(body); err != nil {
+		c.t.Fatalf("decoding %s: %v", kmsg.NameForKey(req.Key()), err)
+	}
+	return resp
+}
+
+// expectClosed fails unless the broker closes the connection.
+func (c *rawConn) expectClosed() {
+	c.t.Helper()
+	if _, err := c.readFrame(); err == nil {
+		c.t.Fatal("connection still open, got a frame")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		c.t.Fatal("connection still open (read timed out)")
+	}
+}
+
+func adminClientOf(cl *kgo.Client) *kadm.Client { return kadm.NewClient(cl) }
