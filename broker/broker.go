@@ -157,6 +157,7 @@ func (b *Broker) Start() (err error) {
 		return err
 	}
 	b.advertiseBoundPorts()
+	b.server.Serve()
 	if b.cfg.MetricsListener != "" {
 		if b.mAddr, err = b.metrics.Serve(ctx, b.cfg.MetricsListener, b.log); err != nil {
 			return fmt.Errorf("metrics.listener: %w", err)

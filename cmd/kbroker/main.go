@@ -1,41 +1,85 @@
-// Command kbroker runs a Kafka-protocol broker ("kbroker serve") and, as the
-// admin commands land, administers one over the protocol.
+// Command kbroker runs a Kafka-protocol broker ("kbroker serve") and
+// administers any Kafka-compatible cluster over the protocol ("kbroker
+// configs|topics|acls|users", shaped like Apache Kafka's kafka-configs.sh,
+// kafka-topics.sh and kafka-acls.sh).
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 )
 
-const usage = `kbroker — a Kafka-wire-protocol broker
+const usage = `kbroker — a Kafka-wire-protocol broker and its admin tools
 
 Usage:
   kbroker serve [--config server.properties] [--override key=value ...]
+  kbroker configs --bootstrap-server host:port (--describe | --alter) ...
+  kbroker topics  --bootstrap-server host:port (--create | --describe | --list | --alter | --delete) ...
+  kbroker acls    --bootstrap-server host:port (--add | --remove | --list) ...
+  kbroker users   --bootstrap-server host:port (--describe | --upsert | --delete) ...
 
 Commands:
   serve     run a broker (defaults: PLAINTEXT://127.0.0.1:9092, data in ./data)
+  configs   describe and alter configs and quotas (as kafka-configs.sh)
+  topics    create, list, describe, alter and delete topics (as kafka-topics.sh)
+  acls      add, remove and list ACLs (as kafka-acls.sh)
+  users     manage SCRAM credentials
 
-Run "kbroker <command> --help" for a command's flags.
+The admin commands work against any Kafka-compatible cluster; they exit 0 on
+success, 1 when anything failed (each failure is printed with the broker's
+message) and 2 on a usage error.
+
+Run "kbroker <command> --help" for a command's flags and examples.
 `
 
+// command runs one subcommand; it returns errors and never exits.
+type command func(args []string, out, errOut io.Writer) error
+
+var commands = map[string]command{
+	"serve":   func(args []string, _, _ io.Writer) error { return serve(args) },
+	"configs": runConfigs,
+	"topics":  runTopics,
+	"acls":    runACLs,
+	"users":   runUsers,
+}
+
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprint(os.Stderr, usage)
-		os.Exit(2)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the CLI edge: it dispatches and turns errors into exit codes.
+func run(args []string, out, errOut io.Writer) int {
+	if len(args) < 1 {
+		fmt.Fprint(errOut, usage)
+		return 2
 	}
-	var err error
-	switch os.Args[1] {
-	case "serve":
-		err = serve(os.Args[2:])
+	switch args[0] {
 	case "-h", "--help", "help":
-		fmt.Print(usage)
-		return
-	default:
-		fmt.Fprintf(os.Stderr, "kbroker: unknown command %q\n\n%s", os.Args[1], usage)
-		os.Exit(2)
+		fmt.Fprint(out, usage)
+		return 0
 	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "kbroker %s: %v\n", os.Args[1], err)
-		os.Exit(1)
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(errOut, "kbroker: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	err := cmd(args[1:], out, errOut)
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(errOut, "kbroker %s: %v\nRun \"kbroker %s --help\" for usage.\n", args[0], err, args[0])
+		return 2
+	case errors.Is(err, errReported):
+		return 1
+	default:
+		fmt.Fprintf(errOut, "kbroker %s: %v\n", args[0], err)
+		return 1
 	}
 }

@@ -74,6 +74,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	listeners []net.Listener
+	specs     []ListenerSpec // of each listener, in the same order
 	conns     map[*Conn]struct{}
 	perIP     map[string]int
 	wg        sync.WaitGroup
@@ -111,12 +112,23 @@ func (s *Server) Listen(specs []ListenerSpec) ([]net.Addr, error) {
 		}
 		s.mu.Lock()
 		s.listeners = append(s.listeners, ln)
+		s.specs = append(s.specs, spec)
 		s.mu.Unlock()
 		addrs = append(addrs, ln.Addr())
-		s.wg.Add(1)
-		go s.accept(ln, spec)
 	}
 	return addrs, nil
+}
+
+// Serve starts accepting on the bound listeners. It is separate from
+// Listen so the caller can learn the bound ports (listeners on port 0) and
+// finish its own setup before the first client is served.
+func (s *Server) Serve() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, ln := range s.listeners {
+		s.wg.Add(1)
+		go s.accept(ln, s.specs[i])
+	}
 }
 
 func (s *Server) accept(ln net.Listener, spec ListenerSpec) {
