@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"kbroker/internal/bufpool"
 )
 
 // ReadResult is what Read returns to the Fetch handler.
@@ -102,7 +104,8 @@ func (l *Log) read(offset int64, maxBytes int32, minOneBatch bool) (ReadResult, 
 			}
 			n = h.size
 		}
-		buf := make([]byte, n)
+		// Pooled: the fetch path returns it once the response is encoded.
+		buf := bufpool.Get(int(n))
 		if err := s.readAt(buf, pos); err != nil {
 			return res, err
 		}

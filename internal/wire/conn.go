@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/internal/bufpool"
 )
 
 // Conn is one client connection. Handlers receive it to learn who is asking
@@ -145,7 +147,7 @@ func (c *Conn) serve(ctx context.Context) {
 			c.applyThrottle(ctx, resp)
 			buf := appendResponse(responseBuffer(resp), req, resp)
 			_, err := w.Write(buf)
-			releaseBuffer(buf)
+			releaseEncoded(resp, buf)
 			if err != nil {
 				break
 			}
@@ -201,7 +203,7 @@ func (c *Conn) readLoop(ctx context.Context, reqs chan<- *Request) error {
 		if lo, hi := c.frameBounds(); n < lo || n > hi {
 			return fmt.Errorf("frame of %d bytes is outside [%d, %d] (socket.request.max.bytes, or the SASL token limit)", n, lo, hi)
 		}
-		frame := newFrame(int(n))
+		frame := bufpool.Get(int(n))
 		dr.frameEnd = time.Now().Add(frameReadTimeout)
 		if _, err := io.ReadFull(r, frame); err != nil {
 			return err

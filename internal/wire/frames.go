@@ -1,27 +1,10 @@
 package wire
 
 import (
-	"math/bits"
-	"sync"
-
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/internal/bufpool"
 )
-
-// Produce frames are the big, frequent allocations of a busy broker: each
-// carries up to a megabyte of records that are written to the log and then
-// never looked at again. Reusing their buffers saves zeroing a fresh one per
-// request and the garbage collection that follows. Other requests keep
-// fresh buffers, since handlers may hold on to slices of them.
-
-const (
-	minPooledFrame = 64 << 10  // smaller frames are cheap to allocate
-	maxPooledFrame = 128 << 20 // larger than socket.request.max.bytes' default
-)
-
-// framePools holds one pool per power-of-two size class.
-var framePools [bits.UintSize]sync.Pool
-
-func sizeClass(n int) int { return bits.Len(uint(n - 1)) }
 
 // responseBuffer returns an empty buffer likely large enough to encode
 // resp without growing: fetch responses are mostly record bytes, and
@@ -36,38 +19,33 @@ func responseBuffer(resp kmsg.Response) []byte {
 			}
 		}
 	}
-	return newFrame(n)[:0]
+	return bufpool.Get(n)[:0]
 }
 
-// releaseBuffer returns a buffer from responseBuffer or newFrame to its
-// pool once nothing refers to it.
-func releaseBuffer(b []byte) {
-	c := cap(b)
-	if c < minPooledFrame || c > maxPooledFrame || c != 1<<sizeClass(c) {
-		return
+// releaseEncoded returns the buffers an encoded response no longer needs:
+// the fetch reads (storage reads into pooled buffers) and the encoding.
+func releaseEncoded(resp kmsg.Response, encoded []byte) {
+	if f, ok := resp.(*kmsg.FetchResponse); ok {
+		for i := range f.Topics {
+			for j := range f.Topics[i].Partitions {
+				p := &f.Topics[i].Partitions[j]
+				bufpool.Put(p.RecordBatches)
+				p.RecordBatches = nil
+			}
+		}
 	}
-	b = b[:c]
-	framePools[sizeClass(c)].Put(&b)
+	bufpool.Put(encoded)
 }
 
-// newFrame returns a buffer of length n, pooled when n is large enough.
-func newFrame(n int) []byte {
-	if n < minPooledFrame || n > maxPooledFrame {
-		return make([]byte, n)
-	}
-	if p, ok := framePools[sizeClass(n)].Get().(*[]byte); ok {
-		return (*p)[:n]
-	}
-	return make([]byte, n, 1<<sizeClass(n))
-}
-
-// releaseFrame returns the frame of a handled request to its pool, if the
-// request is of a kind whose handler keeps nothing of it.
+// releaseFrame returns the frame of a handled request to the pool, if the
+// request is of a kind whose handler keeps nothing of it: produce records
+// are written to the log and never looked at again. Other handlers may keep
+// slices of their request, so their frames are left to the collector.
 func releaseFrame(req *Request) {
 	if req.Key != int16(kmsg.Produce) {
 		return
 	}
 	frame := req.frame
 	req.frame, req.Body = nil, nil
-	releaseBuffer(frame)
+	bufpool.Put(frame)
 }

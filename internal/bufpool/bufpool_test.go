@@ -1,0 +1,22 @@
+package bufpool
+
+import "testing"
+
+func TestGetPutReuses(t *testing.T) {
+	b := Get(100 << 10)
+	if len(b) != 100<<10 || cap(b) != 128<<10 {
+		t.Fatalf("len %d cap %d", len(b), cap(b))
+	}
+	b[0] = 7
+	Put(b)
+	// sync.Pool may drop items at any GC; a reuse is likely, not certain,
+	// so only the invariants are checked.
+	c := Get(90 << 10)
+	if len(c) != 90<<10 || cap(c) != 128<<10 {
+		t.Fatalf("len %d cap %d", len(c), cap(c))
+	}
+	Put(make([]byte, 100<<10)) // not from Get: ignored, no panic
+	if small := Get(10); len(small) != 10 {
+		t.Fatal("small buffers are plain allocations")
+	}
+}
