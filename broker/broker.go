@@ -11,11 +11,11 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	"kbroker/internal/api"
+	"kbroker/internal/cluster"
 	"kbroker/internal/config"
 	"kbroker/internal/logging"
 	"kbroker/internal/meta"
@@ -71,6 +71,7 @@ type Broker struct {
 	createPolicy policy.CreateTopic
 
 	store  *meta.Store
+	member membership
 	logs   *storage.Manager
 	server *wire.Server
 	addrs  []net.Addr
@@ -112,12 +113,7 @@ func (b *Broker) Start() (err error) {
 			return err
 		}
 	}
-	backend, err := meta.OpenBolt(filepath.Join(b.cfg.LogDirs[0], MetadataFile))
-	if err != nil {
-		return err
-	}
-	if b.store, err = meta.Open(backend, b.loggers.Logger("kbroker.meta")); err != nil {
-		backend.Close()
+	if b.store, b.member, err = b.openStore(); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -142,7 +138,7 @@ func (b *Broker) Start() (err error) {
 		Broker: b.cfg, ClusterID: clusterID, Store: b.store, Logs: parts, Metrics: b.metrics,
 		Logger: b.loggers.Logger("kbroker.api"), Audit: b.loggers.Logger("kbroker.audit"), Loggers: b.loggers,
 		AlterConfigPolicy: b.alterPolicy, CreateTopicPolicy: b.createPolicy, Quotas: quotas,
-		Authz: sec.authz, Passwords: sec.passwords,
+		Authz: sec.authz, Passwords: sec.passwords, Cluster: b.member,
 	})
 	b.server = wire.NewServer(handlers, wire.Options{
 		MaxRequestBytes: b.cfg.SocketRequestMaxBytes,
@@ -152,11 +148,17 @@ func (b *Broker) Start() (err error) {
 		Limits:          func() wire.Limits { return connectionLimits(parts.Layers(b.store.Snapshot(), "")) },
 		ConnectionRate:  quotas.RecordConnection,
 		MaxReauth:       sec.maxReauth,
+
+		QueuedMaxRequestBytes: b.cfg.QueuedMaxRequestBytes,
 	})
 	if b.addrs, err = b.server.Listen(sec.specs); err != nil {
 		return err
 	}
 	b.advertiseBoundPorts()
+	// Registered only now that the advertised ports are the bound ones.
+	if err := b.member.Join(ctx, cluster.Registration(b.cfg)); err != nil {
+		return err
+	}
 	b.server.Serve()
 	if b.cfg.MetricsListener != "" {
 		if b.mAddr, err = b.metrics.Serve(ctx, b.cfg.MetricsListener, b.log); err != nil {
@@ -268,6 +270,10 @@ func (b *Broker) Close() error {
 	if b.done != nil {
 		<-b.done
 		b.done = nil
+	}
+	if b.member != nil {
+		errs = append(errs, b.member.Close())
+		b.member = nil
 	}
 	if b.logs != nil {
 		errs = append(errs, b.logs.Close())

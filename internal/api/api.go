@@ -67,7 +67,13 @@ type Deps struct {
 	// Passwords encrypts dynamic PASSWORD configs at rest
 	// (password.encoder.secret); nil refuses to store them.
 	Passwords *auth.PasswordEncoder
+	// Cluster names the elected controller (internal/cluster); nil: this
+	// broker. The live brokers are in the snapshot.
+	Cluster Controller
 }
+
+// Controller reports the elected controller's id (-1 while unknown).
+type Controller interface{ Controller() int32 }
 
 // Server dispatches requests to the handlers. It implements wire.Handler.
 type Server struct {
@@ -98,3 +104,11 @@ func (s *Server) Handle(ctx context.Context, c *wire.Conn, r *wire.Request) (kms
 
 // nodeID is this broker's id.
 func (s *Server) nodeID() int32 { return s.Broker.NodeID }
+
+// controllerID is the controller Metadata and DescribeCluster report.
+func (s *Server) controllerID() int32 {
+	if s.Cluster == nil {
+		return s.nodeID()
+	}
+	return s.Cluster.Controller()
+}

@@ -4,7 +4,9 @@ package api
 // broker catalog with its value and source, plus the static keys no catalog
 // knows (reported sensitive with a null value, as Kafka does for keys whose
 // type it cannot tell). Name "" is the cluster-wide dynamic default: only
-// the keys set there. Only dynamic keys may be altered: per-broker ones only
+// the keys set there. Any broker answers for any live broker's id (other
+// brokers' static configs come from their registrations, published without
+// sensitive values). Only dynamic keys may be altered: per-broker ones only
 // with a broker id; the cluster-wide ones at either level. Overrides live in
 // the store under config/brokers/<id> and config/brokers/<default>.
 
@@ -15,6 +17,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"kbroker/internal/cluster"
 	"kbroker/internal/config"
 	"kbroker/internal/meta"
 	"kbroker/internal/wire"
@@ -23,10 +26,11 @@ import (
 
 type brokerConfigResource struct{}
 
-// checkBrokerName accepts "" (the cluster default) or this broker's id: a
-// broker describes and alters only itself, so clients send per-broker
-// requests to that broker (the cluster issue lets any broker answer).
-func (s *Server) checkBrokerName(name string) error {
+// checkBrokerName accepts "" (the cluster default), this broker's id, or
+// the id of any live broker: whichever broker receives the request answers
+// for the cluster, from the registration each broker publishes (its
+// non-sensitive static configs) and the dynamic configs of the shared store.
+func (s *Server) checkBrokerName(snap *meta.Snapshot, name string) error {
 	if name == "" {
 		return nil
 	}
@@ -34,19 +38,31 @@ func (s *Server) checkBrokerName(name string) error {
 	if err != nil {
 		return newError(kerr.InvalidRequest, fmt.Sprintf("Broker id must be an integer, but it is: %s", name))
 	}
-	if int32(id) != s.nodeID() {
-		return newError(kerr.InvalidRequest, fmt.Sprintf("Unexpected broker id, expected %d or empty string, but received %s", s.nodeID(), name))
+	if _, live := s.liveBrokerSet(snap)[int32(id)]; !live && int32(id) != s.nodeID() {
+		return newError(kerr.InvalidRequest, fmt.Sprintf("Unexpected broker id %s: no live broker of this cluster has it", name))
 	}
 	return nil
 }
 
+// brokerLayers are where broker id's config values come from, and its
+// static configs: this broker's own, or another's as it published them.
+func (s *Server) brokerLayers(snap *meta.Snapshot, id string) (config.Layers, config.Properties) {
+	layers := s.Logs.Layers(snap, "")
+	if id == itoa32(s.nodeID()) {
+		return layers, s.Broker.Props
+	}
+	n, _ := strconv.ParseInt(id, 10, 32)
+	props := cluster.StaticProps(s.liveBrokerSet(snap)[int32(n)])
+	return config.Layers{Broker: snap.BrokerConfigs[id], ClusterDefault: layers.ClusterDefault, Static: props}, props
+}
+
 func (brokerConfigResource) describe(s *Server, snap *meta.Snapshot, name string) ([]configEntry, error) {
-	if err := s.checkBrokerName(name); err != nil {
+	if err := s.checkBrokerName(snap, name); err != nil {
 		return nil, err
 	}
-	layers := s.Logs.Layers(snap, "")
-	var out []configEntry
 	if name == "" {
+		layers := s.Logs.Layers(snap, "")
+		var out []configEntry
 		defaults := config.Layers{ClusterDefault: layers.ClusterDefault}
 		for key := range layers.ClusterDefault {
 			d := config.Brokers.Lookup(key)
@@ -59,11 +75,13 @@ func (brokerConfigResource) describe(s *Server, snap *meta.Snapshot, name string
 		}
 		return out, nil
 	}
+	layers, props := s.brokerLayers(snap, name)
+	var out []configEntry
 	for _, d := range config.Brokers.Defs() {
 		out = append(out, configEntry{Entry: config.ResolveBroker(d, layers), def: d, sensitive: d.Sensitive(), readOnly: d.Mode == config.ReadOnly})
 	}
 	out = append(out, listenerEntries(layers)...)
-	for _, key := range s.Broker.Props.Keys() {
+	for _, key := range props.Keys() {
 		if config.Brokers.Lookup(key) != nil {
 			continue
 		}
@@ -84,7 +102,7 @@ func onlyDefaultLevel(syns []config.Entry) []config.Entry {
 }
 
 func (brokerConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn, name string, ops []configOp, replace, validateOnly bool) error {
-	if err := s.checkBrokerName(name); err != nil {
+	if err := s.checkBrokerName(s.Store.Snapshot(), name); err != nil {
 		return err
 	}
 	return storedConfigChange{

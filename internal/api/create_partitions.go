@@ -52,6 +52,7 @@ func (s *Server) createPartitions(ctx context.Context, c *wire.Conn, r *wire.Req
 		}
 		return newError(kerr.InvalidPartitions, fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.", rt.Topic, t.Partitions, rt.Count))
 	}
+	var replicas [][]int32
 	if rt.Assignment != nil {
 		if len(rt.Assignment) != int(rt.Count-t.Partitions) {
 			return newError(kerr.InvalidReplicaAssignment, fmt.Sprintf("Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", rt.Count-t.Partitions, len(rt.Assignment)))
@@ -62,6 +63,12 @@ func (s *Server) createPartitions(ctx context.Context, c *wire.Conn, r *wire.Req
 		}
 		if err := s.checkAssignment(assignment, t.Partitions); err != nil {
 			return err
+		}
+		for _, a := range rt.Assignment {
+			if err := s.checkReplicationFactor(int16(len(a.Replicas))); err != nil {
+				return err
+			}
+			replicas = append(replicas, a.Replicas)
 		}
 	}
 	if err := checkRecordCount(int64(rt.Count) - int64(t.Partitions)); err != nil {
@@ -75,5 +82,8 @@ func (s *Server) createPartitions(ctx context.Context, c *wire.Conn, r *wire.Req
 	if err != nil {
 		return err
 	}
-	return s.Store.SetPartitionCount(ctx, rt.Topic, rt.Count)
+	if replicas == nil { // placed only now that the count passed every check
+		replicas = s.place(s.Store.Snapshot(), rt.Count-t.Partitions)
+	}
+	return s.Store.AddPartitions(ctx, rt.Topic, rt.Count, replicas)
 }

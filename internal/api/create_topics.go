@@ -56,7 +56,7 @@ func handleCreateTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 			addThrottle(resp, throttle)
 		}
 		if errs[i] == nil && !req.ValidateOnly {
-			batch = append(batch, meta.NewTopic{Topic: meta.Topic{Name: rt.Topic, Partitions: specs[i].partitions, ReplicationFactor: specs[i].replicationFactor}, Configs: specs[i].configs})
+			batch = append(batch, meta.NewTopic{Topic: s.newTopic(snap, specs[i]), Configs: specs[i].configs})
 			batchIdx = append(batchIdx, i)
 		}
 	}

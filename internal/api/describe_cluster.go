@@ -39,8 +39,8 @@ func handleDescribeCluster(ctx context.Context, s *Server, c *wire.Conn, r *wire
 		resp.ClusterAuthorizedOperations = s.authorizedOperations(c, auth.ResourceCluster, auth.ClusterName)
 	}
 	resp.ClusterID = s.ClusterID
-	resp.ControllerID = s.nodeID()
-	for _, b := range s.brokerList(c.Listener) {
+	resp.ControllerID = s.controllerID()
+	for _, b := range brokerList(s.liveBrokerSet(s.Store.Snapshot()), c.Listener) {
 		db := kmsg.NewDescribeClusterResponseBroker()
 		db.NodeID, db.Host, db.Port, db.Rack = b.NodeID, b.Host, b.Port, b.Rack
 		resp.Brokers = append(resp.Brokers, db)

@@ -3,8 +3,9 @@ package api
 // Metadata (key 3), v0–v13.
 //
 // Lists the brokers (with the endpoints of the listener the request came in
-// on, as Kafka does), the controller (this broker until clustering), and the
-// requested topics with their partitions, leaders and ids. A null topic list
+// on, as Kafka does), the controller (elected through etcd in a cluster,
+// internal/cluster; this broker alone otherwise), and the requested topics
+// with their partitions, leaders (from each topic's placement) and ids. A null topic list
 // (v1+), or an empty one at v0, means every topic. Missing topics are created
 // when auto.create.topics.enable is on and the request allows it (v4+
 // AllowAutoTopicCreation; always allowed before v4). v10+ may name topics by
@@ -29,15 +30,16 @@ func init() { register(kmsg.Metadata, 0, 13, handleMetadata) }
 func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
-	resp.Brokers = s.brokerList(c.Listener)
-	resp.ClusterID = &s.ClusterID
-	resp.ControllerID = s.nodeID()
-
 	snap := s.Store.Snapshot()
+	live := s.liveBrokerSet(snap)
+	resp.Brokers = brokerList(live, c.Listener)
+	resp.ClusterID = &s.ClusterID
+	resp.ControllerID = s.controllerID()
+
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
 		for _, t := range snap.Topics {
 			if s.allowed(c, auth.OpDescribe, auth.ResourceTopic, t.Name) { // unauthorized topics are left out
-				resp.Topics = append(resp.Topics, s.topicMetadata(t))
+				resp.Topics = append(resp.Topics, s.topicMetadata(live, t))
 			}
 		}
 		s.fillMetadataAuthorizedOps(c, req, resp)
@@ -77,7 +79,12 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 			default:
 				t, err = s.createTopic(ctx, &topicSpec{name: *rt.Topic, partitions: -1, replicationFactor: -1})
 				if errorIs(err, kerr.TopicAlreadyExists) { // created concurrently
-					t = s.Store.Snapshot().Topics[*rt.Topic]
+					if t = s.Store.Snapshot().Topics[*rt.Topic]; t == nil {
+						// by another broker, and not yet seen through the
+						// watch: retriable, as Kafka answers for a topic
+						// still being created
+						err = newError(kerr.LeaderNotAvailable, "")
+					}
 				}
 			}
 			if t == nil {
@@ -93,40 +100,56 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
-		resp.Topics = append(resp.Topics, s.topicMetadata(t))
+		resp.Topics = append(resp.Topics, s.topicMetadata(live, t))
 	}
 	s.fillMetadataAuthorizedOps(c, req, resp)
 	return resp, nil
 }
 
-// brokerList describes the live brokers on the named listener.
-func (s *Server) brokerList(listener string) []kmsg.MetadataResponseBroker {
-	b := kmsg.NewMetadataResponseBroker()
-	b.NodeID = s.nodeID()
-	b.Rack = s.Broker.Rack
-	ep := s.Broker.AdvertisedListeners[0]
-	for _, l := range s.Broker.AdvertisedListeners {
-		if l.Name == listener {
-			ep = l
+// brokerList describes the live brokers with their endpoints on the named
+// listener (a broker without a listener of that name shows its first one:
+// brokers of one cluster are expected to share listener names).
+func brokerList(live map[int32]*meta.Broker, listener string) []kmsg.MetadataResponseBroker {
+	var out []kmsg.MetadataResponseBroker
+	for _, reg := range sortedBrokers(live) {
+		ep, ok := reg.Endpoint(listener)
+		if !ok {
+			if len(reg.Endpoints) == 0 {
+				continue
+			}
+			ep = reg.Endpoints[0]
 		}
+		b := kmsg.NewMetadataResponseBroker()
+		b.NodeID, b.Rack = reg.ID, reg.Rack
+		b.Host, b.Port = ep.Host, ep.Port
+		out = append(out, b)
 	}
-	b.Host, b.Port = ep.Host, int32(ep.Port)
-	return []kmsg.MetadataResponseBroker{b}
+	return out
 }
 
-// topicMetadata describes t with every partition led by this broker.
-func (s *Server) topicMetadata(t *meta.Topic) kmsg.MetadataResponseTopic {
+// topicMetadata describes t's partitions with their leaders. A partition
+// whose leader is not live has no leader: LEADER_NOT_AVAILABLE with leader
+// -1, so clients retry until it is back (kbroker keeps one replica, so no
+// other broker can take over).
+func (s *Server) topicMetadata(live map[int32]*meta.Broker, t *meta.Topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic = &name
 	mt.TopicID = t.ID
 	for p := int32(0); p < t.Partitions; p++ {
+		leader := t.Leader(p, s.nodeID())
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition = p
-		mp.Leader = s.nodeID()
+		mp.Leader = leader
 		mp.LeaderEpoch = 0
-		mp.Replicas = []int32{s.nodeID()}
-		mp.ISR = []int32{s.nodeID()}
+		mp.Replicas = []int32{leader}
+		mp.ISR = []int32{leader}
+		if _, ok := live[leader]; !ok {
+			mp.ErrorCode = kerr.LeaderNotAvailable.Code
+			mp.Leader = -1
+			mp.ISR = []int32{}
+			mp.OfflineReplicas = []int32{leader}
+		}
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt

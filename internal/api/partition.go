@@ -32,6 +32,10 @@ func (s *Server) resolve(snap *meta.Snapshot, ref partitionRef) (*meta.Topic, *s
 	if ref.partition < 0 || ref.partition >= t.Partitions {
 		return t, nil, newError(kerr.UnknownTopicOrPartition, fmt.Sprintf("Partition %d of topic %s does not exist.", ref.partition, t.Name))
 	}
+	// One replica per partition: only its leader has the log.
+	if leader := t.Leader(ref.partition, s.nodeID()); leader != s.nodeID() {
+		return t, nil, newError(kerr.NotLeaderForPartition, fmt.Sprintf("Broker %d is not the leader of %s-%d; broker %d is.", s.nodeID(), t.Name, ref.partition, leader))
+	}
 	l, err := s.Logs.Log(snap, t, ref.partition)
 	if err != nil {
 		return t, nil, fmt.Errorf("%w: %v", storage.ErrStorage, err)

@@ -45,9 +45,6 @@ type topicSpec struct {
 	configs           map[string]string
 }
 
-// liveBrokers is how many brokers can hold replicas (one until clustering).
-func (s *Server) liveBrokers() int { return 1 }
-
 // checkTopic validates spec, filling defaults, without creating anything.
 func (s *Server) checkTopic(snap *meta.Snapshot, spec *topicSpec) error {
 	if err := validateTopicName(spec.name); err != nil {
@@ -78,9 +75,8 @@ func (s *Server) checkTopic(snap *meta.Snapshot, spec *topicSpec) error {
 	if spec.replicationFactor <= 0 {
 		return newError(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value.")
 	}
-	if int(spec.replicationFactor) > s.liveBrokers() {
-		return newError(kerr.InvalidReplicationFactor, fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.",
-			spec.replicationFactor, spec.replicationFactor, s.liveBrokers()))
+	if err := s.checkReplicationFactor(spec.replicationFactor); err != nil {
+		return err
 	}
 	if err := validateTopicConfigs(spec.configs); err != nil {
 		return err
@@ -126,6 +122,7 @@ func (s *Server) checkCreateTopicPolicy(spec *topicSpec) error {
 
 // checkAssignment checks manual replica assignments, numbered from first.
 func (s *Server) checkAssignment(assignment map[int32][]int32, first int32) error {
+	live := s.liveBrokerSet(s.Store.Snapshot())
 	for i := first; i < first+int32(len(assignment)); i++ {
 		replicas, ok := assignment[i]
 		if !ok {
@@ -140,7 +137,7 @@ func (s *Server) checkAssignment(assignment map[int32][]int32, first int32) erro
 				return newError(kerr.InvalidReplicaAssignment, fmt.Sprintf("Partition %d lists broker %d twice", i, r))
 			}
 			seen[r] = true
-			if r != s.nodeID() {
+			if _, live := live[r]; !live {
 				return newError(kerr.InvalidReplicaAssignment, fmt.Sprintf("Unknown broker %d in replica assignment of partition %d", r, i))
 			}
 		}
@@ -167,14 +164,26 @@ func (s *Server) createTopic(ctx context.Context, spec *topicSpec) (*meta.Topic,
 	if err := s.checkTopic(s.Store.Snapshot(), spec); err != nil {
 		return nil, err
 	}
-	t, err := s.Store.CreateTopic(ctx, meta.Topic{
-		Name: spec.name, Partitions: spec.partitions, ReplicationFactor: spec.replicationFactor,
-	}, spec.configs)
+	t, err := s.Store.CreateTopic(ctx, s.newTopic(s.Store.Snapshot(), spec), spec.configs)
 	if err != nil {
 		return nil, err
 	}
 	s.Logger.Info("created topic", "topic", t.Name, "id", t.ID.String(), "partitions", t.Partitions)
 	return t, nil
+}
+
+// newTopic is the record of spec, with its partitions placed: as the
+// request's manual assignment says, or across the live brokers.
+func (s *Server) newTopic(snap *meta.Snapshot, spec *topicSpec) meta.Topic {
+	t := meta.Topic{Name: spec.name, Partitions: spec.partitions, ReplicationFactor: spec.replicationFactor}
+	if len(spec.assignment) > 0 {
+		for p := range spec.partitions {
+			t.Replicas = append(t.Replicas, spec.assignment[p])
+		}
+	} else {
+		t.Replicas = s.place(snap, spec.partitions)
+	}
+	return t
 }
 
 func itoa32(n int32) string { return strconv.Itoa(int(n)) }

@@ -33,6 +33,7 @@ type Broker struct {
 	SocketRequestMaxBytes    int32
 	RetentionCheckIntervalMs int64
 	ConnectionsMaxIdleMs     int64
+	QueuedMaxRequestBytes    int64
 	MetricsListener          string
 
 	// Props is every key of server.properties, known or not: later parts
@@ -116,6 +117,7 @@ func NewBroker(props Properties) (*Broker, error) {
 	b.SocketRequestMaxBytes = int32(atoi("socket.request.max.bytes"))
 	b.RetentionCheckIntervalMs = atoi("log.retention.check.interval.ms")
 	b.ConnectionsMaxIdleMs = atoi("connections.max.idle.ms")
+	b.QueuedMaxRequestBytes = atoi("queued.max.request.bytes")
 	b.MetricsListener = get("metrics.listener")
 	return b, nil
 }

@@ -47,6 +47,8 @@ var Brokers = newCatalog(append([]*Def{
 		Doc: "How often retention is applied to every partition."},
 	{Name: "connections.max.idle.ms", Type: TypeLong, Default: "600000", Mode: ReadOnly,
 		Doc: "Close connections idle for longer than this."},
+	{Name: "queued.max.request.bytes", Type: TypeLong, Default: "-1", Mode: ReadOnly,
+		Doc: "Bytes of requests read but not yet handled, over all connections, before the broker stops reading from every connection until some are handled (Kafka's memory pool); -1 or 0: no bound."},
 	{Name: "metrics.listener", Type: TypeString, Default: "", Mode: ReadOnly,
 		Doc: "host:port of the Prometheus /metrics endpoint (kbroker); empty turns it off."},
 	{Name: "broker.rack", Type: TypeString, NoDefault: true, Mode: ReadOnly,
@@ -73,7 +75,7 @@ var Brokers = newCatalog(append([]*Def{
 		Doc: "Most connections from one IP address."},
 	{Name: "max.connections.per.ip.overrides", Type: TypeString, Default: "", Check: checkIPOverrides, Mode: ClusterWide,
 		Doc: "Per-IP exceptions to max.connections.per.ip, as ip:count,ip:count."},
-}, append(topicSynonymDefs(), securityDefs()...)...))
+}, append(append(topicSynonymDefs(), securityDefs()...), clusterDefs()...)...))
 
 // topicSynonymDefs gives every broker synonym of a topic config that is not
 // defined above its own definition: the topic config's type and default,

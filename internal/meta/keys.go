@@ -13,6 +13,7 @@ import (
 //	config/topics/<topic>            a topic's config overrides (JSON object)
 //	config/brokers/<id>              a broker's dynamic configs
 //	config/brokers/<default>         the cluster-wide dynamic broker default
+//	brokers/<id>                     a live broker's registration (brokers.go)
 //
 // Names are URL path-escaped so that any topic or principal name is one
 // path segment.

@@ -32,6 +32,18 @@ type Topic struct {
 	ID                TopicID `json:"id"`
 	Partitions        int32   `json:"partitions"`
 	ReplicationFactor int16   `json:"replication_factor"`
+	// Replicas holds each partition's replicas, leader first (one replica
+	// today). A partition without an entry (records written before
+	// placement existed) is led by whichever broker reads the record.
+	Replicas [][]int32 `json:"replicas,omitempty"`
+}
+
+// Leader is the leader of partition p; self for an unassigned partition.
+func (t *Topic) Leader(p, self int32) int32 {
+	if int(p) < len(t.Replicas) && len(t.Replicas[p]) > 0 {
+		return t.Replicas[p][0]
+	}
+	return self
 }
 
 // Snapshot is an immutable view of all metadata at one revision. Never
@@ -53,6 +65,8 @@ type Snapshot struct {
 	ACLs map[string][]auth.ACL
 	// Scram holds SCRAM credentials by user, then mechanism (scram.go).
 	Scram map[string]map[string]auth.Credential
+	// Brokers holds the live brokers by id (brokers.go).
+	Brokers map[int32]*Broker
 }
 
 func emptySnapshot() *Snapshot {
@@ -64,6 +78,7 @@ func emptySnapshot() *Snapshot {
 		Quotas:        map[string]map[string]float64{},
 		ACLs:          map[string][]auth.ACL{},
 		Scram:         map[string]map[string]auth.Credential{},
+		Brokers:       map[int32]*Broker{},
 	}
 }
 
@@ -133,6 +148,13 @@ func (s *Snapshot) with(b Batch) (*Snapshot, error) {
 				n.Scram = maps.Clone(n.Scram)
 			}
 			if err := applyScram(n.Scram, c); err != nil {
+				return nil, err
+			}
+		case hasPrefix(c.Key, prefixBrokers):
+			if cow("brokers") {
+				n.Brokers = maps.Clone(n.Brokers)
+			}
+			if err := applyBroker(n.Brokers, c); err != nil {
 				return nil, err
 			}
 		case hasPrefix(c.Key, prefixBrokerConf):

@@ -107,6 +107,13 @@ func (s *Store) DeleteTopic(ctx context.Context, name string) error {
 
 // SetPartitionCount raises a topic's partition count (Kafka never lowers it).
 func (s *Store) SetPartitionCount(ctx context.Context, name string, count int32) error {
+	return s.AddPartitions(ctx, name, count, nil)
+}
+
+// AddPartitions raises a topic's partition count to count, placing the new
+// partitions on replicas (one entry per new partition; nil leaves them
+// unassigned), in the same transaction as the count.
+func (s *Store) AddPartitions(ctx context.Context, name string, count int32, replicas [][]int32) error {
 	return s.Update(ctx, func(tx Tx) error {
 		raw, ok := tx.Get(topicKey(name))
 		if !ok {
@@ -118,6 +125,15 @@ func (s *Store) SetPartitionCount(ctx context.Context, name string, count int32)
 		}
 		if count <= t.Partitions {
 			return fmt.Errorf("%w: topic currently has %d partitions, which is higher than the requested %d", ErrInvalidPartions, t.Partitions, count)
+		}
+		if len(replicas) > 0 && int32(len(replicas)) != count-t.Partitions {
+			return fmt.Errorf("%w: the topic's partition count changed concurrently (now %d)", ErrInvalidPartions, t.Partitions)
+		}
+		if len(replicas) > 0 {
+			for int32(len(t.Replicas)) < t.Partitions {
+				t.Replicas = append(t.Replicas, nil) // an older, unassigned record
+			}
+			t.Replicas = append(t.Replicas[:t.Partitions], replicas...)
 		}
 		t.Partitions = count
 		putJSON(tx, topicKey(name), t)

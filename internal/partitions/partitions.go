@@ -68,11 +68,14 @@ func (p *Partitions) Log(snap *meta.Snapshot, t *meta.Topic, partition int32) (*
 	return l, nil
 }
 
-// OpenAll opens the log of every partition in snap, so that recovery after a
+// OpenAll opens the log of every partition in snap that this broker leads, so that recovery after a
 // crash happens at startup rather than on the first request.
 func (p *Partitions) OpenAll(snap *meta.Snapshot) error {
 	for _, t := range snap.Topics {
 		for i := int32(0); i < t.Partitions; i++ {
+			if t.Leader(i, p.broker.NodeID) != p.broker.NodeID {
+				continue // led, and stored, by another broker
+			}
 			if _, err := p.Log(snap, t, i); err != nil {
 				return err
 			}

@@ -117,7 +117,9 @@ func (c *Conn) serve(ctx context.Context) {
 	go func() { readErr <- c.readLoop(ctx, reqs) }()
 
 	w := bufio.NewWriterSize(progressWriter{c: c, ctx: ctx}, 64<<10)
+	var cur *Request // released once handled, or when the loop ends early
 	for req := range reqs {
+		cur = req
 		c.waitUnmuted(ctx)
 		start := time.Now()
 		if err := c.admit(req); err != nil {
@@ -126,6 +128,7 @@ func (c *Conn) serve(ctx context.Context) {
 		}
 		if req.Key == rawSASLKey {
 			buf, err := c.serveRaw(req)
+			c.srv.queued.release(req)
 			if err == nil {
 				_, err = w.Write(buf)
 			}
@@ -139,6 +142,7 @@ func (c *Conn) serve(ctx context.Context) {
 			continue
 		}
 		resp, err := c.handle(ctx, req)
+		c.srv.queued.release(req)
 		if err != nil {
 			c.log.Info("closing connection", "api", kmsg.NameForKey(req.Key), "version", req.Version, "err", err)
 			break
@@ -164,7 +168,9 @@ func (c *Conn) serve(ctx context.Context) {
 		}
 	}
 	c.nc.Close()
-	for range reqs { // let the reader finish
+	c.srv.queued.release(cur)
+	for req := range reqs { // let the reader finish
+		c.srv.queued.release(req)
 	}
 	if err := <-readErr; err != nil && !isClosed(err) {
 		c.log.Info("closing connection", "err", err)
@@ -203,9 +209,15 @@ func (c *Conn) readLoop(ctx context.Context, reqs chan<- *Request) error {
 		if lo, hi := c.frameBounds(); n < lo || n > hi {
 			return fmt.Errorf("frame of %d bytes is outside [%d, %d] (socket.request.max.bytes, or the SASL token limit)", n, lo, hi)
 		}
+		// Stop reading while the broker holds too many unhandled bytes
+		// (queued.max.request.bytes); the client's sends back up in TCP.
+		if err := c.srv.queued.reserve(ctx, int(n)); err != nil {
+			return nil
+		}
 		frame := bufpool.Get(int(n))
 		dr.frameEnd = time.Now().Add(frameReadTimeout)
 		if _, err := io.ReadFull(r, frame); err != nil {
+			c.srv.queued.give(int(n))
 			return err
 		}
 		var req *Request
@@ -214,12 +226,15 @@ func (c *Conn) readLoop(ctx context.Context, reqs chan<- *Request) error {
 		} else {
 			var err error
 			if req, err = parseRequest(frame, c.srv.handler); err != nil {
+				c.srv.queued.give(int(n))
 				return err
 			}
 		}
+		req.queued = int(n)
 		select {
 		case reqs <- req:
 		case <-ctx.Done():
+			c.srv.queued.release(req)
 			return nil
 		}
 	}

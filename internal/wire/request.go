@@ -31,6 +31,9 @@ type Request struct {
 	Parked time.Duration
 
 	frame []byte // the bytes Body was decoded from (see releaseFrame)
+	// queued is what the request holds of the server's request memory
+	// until it is handled (queued.max.request.bytes).
+	queued int
 }
 
 // Versions tells which API keys and versions the broker handles.

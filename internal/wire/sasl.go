@@ -34,8 +34,8 @@ import (
 	"kbroker/internal/auth"
 )
 
-// maxSASLToken bounds a raw (SaslHandshake v0) token frame, as Kafka's
-// sasl.server.max.receive.size default.
+// maxSASLToken bounds a raw (SaslHandshake v0) token frame, and every frame
+// before authentication, as Kafka's sasl.server.max.receive.size default.
 const maxSASLToken = 524288
 
 // rawSASLKey marks a Request that is a raw SASL token, not a Kafka request.
@@ -55,6 +55,10 @@ type connSecurity struct {
 	expiresAt   time.Time // zero: the session never expires
 	rawNext     atomic.Bool
 	closeAfter  bool // send the response being written, then close
+
+	// authedOnce is authed for the read loop, which bounds the frames of
+	// a connection not yet authenticated.
+	authedOnce atomic.Bool
 }
 
 // SASLError is a SASL failure with its Kafka error code and the message for
@@ -162,6 +166,7 @@ func (c *Conn) finishAuth(version int16) (lifetimeMs int64, err error) {
 	}
 	c.Principal = principal
 	s.authed, s.reauthing, s.session, s.authVersion = true, false, nil, version
+	s.authedOnce.Store(true)
 	if max := c.srv.maxReauth; max > 0 {
 		s.expiresAt = time.Now().Add(max)
 		lifetimeMs = max.Milliseconds()
@@ -199,9 +204,15 @@ func (c *Conn) admit(req *Request) error {
 
 // frameBounds is the size range of the next frame: a raw SASL token after a
 // SaslHandshake v0 may be small, a Kafka request has at least its header.
+// Until a SASL listener has authenticated the connection every frame is at
+// most maxSASLToken, as Kafka's authenticator reads them: a client without
+// credentials must not make the broker allocate socket.request.max.bytes.
 func (c *Conn) frameBounds() (lo, hi int32) {
 	if c.sec.rawNext.Load() {
 		return 0, maxSASLToken
+	}
+	if c.sec.mechanisms != nil && !c.sec.authedOnce.Load() {
+		return 8, maxSASLToken
 	}
 	return 8, c.srv.maxRequestBytes
 }

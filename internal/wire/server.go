@@ -54,6 +54,10 @@ type Options struct {
 	IdleTimeout     time.Duration // connections.max.idle.ms; 0 disables
 	Metrics         *metrics.Broker
 	Logger          *slog.Logger
+
+	// QueuedMaxRequestBytes bounds the bytes of requests read but not yet
+	// handled, over all connections (queued.max.request.bytes); ≤ 0: none.
+	QueuedMaxRequestBytes int64
 }
 
 // Server accepts connections on every listener and serves them.
@@ -62,6 +66,7 @@ type Server struct {
 	maxRequestBytes int32
 	maxReauth       time.Duration
 	idleTimeout     time.Duration
+	queued          *requestMemory // nil: unbounded
 	metrics         *metrics.Broker
 	timers          map[int16]*metrics.RequestTimer
 	log             *slog.Logger
@@ -89,6 +94,7 @@ func NewServer(handler Handler, opts Options) *Server {
 		metrics: opts.Metrics, log: opts.Logger, ctx: ctx, cancel: cancel,
 		conns: map[*Conn]struct{}{}, perIP: map[string]int{}, timers: map[int16]*metrics.RequestTimer{},
 		limits: opts.Limits, connectionRate: opts.ConnectionRate, maxReauth: opts.MaxReauth,
+		queued: newRequestMemory(opts.QueuedMaxRequestBytes),
 	}
 	if s.metrics != nil {
 		for key := int16(0); key < 100; key++ {
@@ -246,4 +252,71 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	s.wg.Wait()
 	return nil
+}
+
+// requestMemory is Kafka's memory pool for requests (queued.max.request.bytes):
+// a broker-wide budget of bytes of requests read but not yet handled. A
+// connection reserves its next frame's size before reading the frame, and
+// waits, not reading, while the budget is spent; the bytes come back once
+// the request is handled. As in Kafka's non-strict pool, a frame is let in
+// whenever any budget is left, so one larger than the whole budget is still
+// served, alone, and the budget is overrun by at most one frame.
+type requestMemory struct {
+	mu     sync.Mutex
+	free   int64
+	waited bool          // someone waits on freed
+	freed  chan struct{} // closed (and replaced) when bytes come back
+}
+
+func newRequestMemory(limit int64) *requestMemory {
+	if limit <= 0 {
+		return nil
+	}
+	return &requestMemory{free: limit, freed: make(chan struct{})}
+}
+
+// reserve takes n bytes, waiting while none are left, until ctx ends.
+func (m *requestMemory) reserve(ctx context.Context, n int) error {
+	if m == nil {
+		return nil
+	}
+	for {
+		m.mu.Lock()
+		if m.free > 0 {
+			m.free -= int64(n)
+			m.mu.Unlock()
+			return nil
+		}
+		m.waited = true
+		freed := m.freed
+		m.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// release gives back the bytes req holds, once; only the goroutine that
+// owns req calls it.
+func (m *requestMemory) release(req *Request) {
+	if req != nil {
+		m.give(req.queued)
+		req.queued = 0
+	}
+}
+
+// give returns n bytes and wakes the connections waiting for them.
+func (m *requestMemory) give(n int) {
+	if m == nil || n == 0 {
+		return
+	}
+	m.mu.Lock()
+	m.free += int64(n)
+	if m.waited {
+		close(m.freed)
+		m.freed, m.waited = make(chan struct{}), false
+	}
+	m.mu.Unlock()
 }

@@ -1,0 +1,226 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"kbroker/internal/meta"
+)
+
+// controllerPrefix is where the election keys live, under the store prefix.
+const controllerPrefix = "controller/"
+
+// Member is a broker's membership of an etcd cluster: its lease-bound
+// registration, its campaign for controller, and what it observes of the
+// election.
+type Member struct {
+	cli     *clientv3.Client
+	prefix  string
+	store   *meta.Store
+	ttl     int // lease TTL in seconds
+	timeout time.Duration
+	log     *slog.Logger
+
+	controller atomic.Int32
+
+	cancel  context.CancelFunc
+	stopped chan struct{}
+}
+
+// MemberOptions configures NewMember.
+type MemberOptions struct {
+	// Prefix is the store's etcd prefix (meta.Etcd.Prefix).
+	Prefix string
+	// TTL is the registration lease's lifetime.
+	TTL time.Duration
+	// Timeout bounds each etcd call made while joining.
+	Timeout time.Duration
+	Logger  *slog.Logger
+}
+
+// NewMember returns the membership of one broker of the cluster in cli.
+// Nothing happens in etcd until Join.
+func NewMember(cli *clientv3.Client, store *meta.Store, opts MemberOptions) *Member {
+	ttl := int((opts.TTL + time.Second - 1) / time.Second)
+	m := &Member{cli: cli, prefix: opts.Prefix, store: store, ttl: max(ttl, 1),
+		timeout: max(opts.Timeout, time.Second), log: opts.Logger}
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+	m.controller.Store(-1)
+	return m
+}
+
+// Controller is the id of the elected controller, -1 while none is known.
+func (m *Member) Controller() int32 { return m.controller.Load() }
+
+// Join registers reg, waits until this broker's own store lists it, and
+// then keeps the registration alive (re-registering after a lost lease) and
+// campaigns for controller until Close.
+func (m *Member) Join(ctx context.Context, reg meta.Broker) error {
+	value, err := json.Marshal(reg)
+	if err != nil {
+		return err
+	}
+	session, err := m.register(ctx, reg.ID, value)
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	m.cancel, m.stopped = cancel, make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); m.observe(runCtx) }()
+	go func() { defer wg.Done(); m.keep(runCtx, session, reg.ID, value) }()
+	go func() { wg.Wait(); close(m.stopped) }()
+	// Report a controller from the start when one is already elected (or
+	// this broker wins at once), so the first Metadata answers name it.
+	deadline := time.Now().Add(m.timeout)
+	for m.Controller() < 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return nil
+}
+
+// register takes a new lease, writes the registration under it, and waits
+// for the store to see it.
+func (m *Member) register(ctx context.Context, id int32, value []byte) (*concurrency.Session, error) {
+	cctx, cancel := context.WithTimeout(ctx, m.timeout)
+	defer cancel()
+	grant, err := m.cli.Grant(cctx, int64(m.ttl))
+	if err != nil {
+		return nil, fmt.Errorf("cluster: taking a registration lease: %w: %v", meta.ErrUnavailable, err)
+	}
+	// The session keeps the lease alive from here on, with a context that
+	// lives as long as the lease should (keepalive stops with it).
+	session, err := concurrency.NewSession(m.cli, concurrency.WithLease(grant.ID), concurrency.WithContext(context.Background()))
+	if err != nil {
+		return nil, fmt.Errorf("cluster: keeping the registration lease alive: %w", err)
+	}
+	put, err := m.cli.Put(cctx, m.prefix+meta.BrokerKey(id), string(value), clientv3.WithLease(grant.ID))
+	if err == nil {
+		err = m.store.WaitFor(cctx, put.Header.Revision)
+	}
+	if err != nil {
+		m.revoke(session)
+		return nil, fmt.Errorf("cluster: registering broker %d: %w: %v", id, meta.ErrUnavailable, err)
+	}
+	m.log.Info("registered in the cluster", "node.id", id, "lease", fmt.Sprintf("%x", grant.ID), "ttl", m.ttl)
+	return session, nil
+}
+
+// keep campaigns on session's lease, and when the lease is lost (etcd
+// unreachable for longer than its TTL) registers again on a new one,
+// retrying until etcd answers.
+func (m *Member) keep(ctx context.Context, session *concurrency.Session, id int32, value []byte) {
+	for {
+		sctx, stop := context.WithCancel(ctx)
+		go m.campaign(sctx, session, id)
+		select {
+		case <-ctx.Done():
+			stop()
+			m.revoke(session)
+			return
+		case <-session.Done():
+			stop()
+		}
+		m.log.Warn("registration lease lost; registering again", "node.id", id)
+		for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+			var err error
+			if session, err = m.register(ctx, id, value); err == nil {
+				break
+			}
+			m.log.Warn("registering again failed; retrying", "node.id", id, "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
+	}
+}
+
+// campaign enters the election on session's lease and stays in it until ctx
+// ends. Who won is learned by observe, not here: a campaign whose key
+// vanished with its lease can still return "elected".
+func (m *Member) campaign(ctx context.Context, session *concurrency.Session, id int32) {
+	e := concurrency.NewElection(session, m.prefix+controllerPrefix)
+	for ctx.Err() == nil {
+		err := e.Campaign(ctx, strconv.Itoa(int(id)))
+		if err == nil || errors.Is(err, context.Canceled) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-session.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// observe keeps Controller equal to the election's leader: the campaign key
+// with the lowest create revision, re-read on any change of the election
+// keys. While etcd is unreachable the last known controller stays.
+func (m *Member) observe(ctx context.Context) {
+	pfx := m.prefix + controllerPrefix
+	for ctx.Err() == nil {
+		cctx, cancel := context.WithTimeout(ctx, m.timeout)
+		resp, err := m.cli.Get(cctx, pfx, clientv3.WithFirstCreate()...)
+		cancel()
+		if err != nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+			continue
+		}
+		leader := int32(-1)
+		if len(resp.Kvs) > 0 {
+			if n, err := strconv.ParseInt(string(resp.Kvs[0].Value), 10, 32); err == nil {
+				leader = int32(n)
+			}
+		}
+		if old := m.controller.Swap(leader); old != leader {
+			m.log.Info("controller changed", "controller", leader)
+		}
+		wctx, stop := context.WithCancel(clientv3.WithRequireLeader(ctx))
+		for wr := range m.cli.Watch(wctx, pfx, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1)) {
+			if wr.Err() != nil || len(wr.Events) > 0 {
+				break
+			}
+		}
+		stop()
+	}
+}
+
+// revoke ends a session's lease now, so the registration and campaign keys
+// go at once rather than after the TTL.
+func (m *Member) revoke(session *concurrency.Session) {
+	session.Orphan()
+	ctx, cancel := context.WithTimeout(context.Background(), m.timeout)
+	defer cancel()
+	m.cli.Revoke(ctx, session.Lease())
+}
+
+// Close leaves the cluster: the registration is deleted (its lease
+// revoked), so the other brokers stop listing this one at once.
+func (m *Member) Close() error {
+	if m.cancel == nil {
+		return nil
+	}
+	m.cancel()
+	<-m.stopped
+	m.cancel = nil
+	return nil
+}

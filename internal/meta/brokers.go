@@ -1,0 +1,97 @@
+package meta
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// Live brokers. Each broker registers itself at brokers/<node.id>: in a
+// cluster under its etcd lease (internal/cluster), so the key vanishes when
+// the broker stops or loses etcd for longer than the lease; with the bbolt
+// backend the single broker writes its own record at startup
+// (RegisterLocalBroker). Either way every store sees the key through its
+// watch, and Snapshot.Brokers lists the brokers that are alive.
+
+const prefixBrokers = "brokers/"
+
+// Broker is one live broker's registration.
+type Broker struct {
+	ID        int32      `json:"id"`
+	Rack      *string    `json:"rack,omitempty"`
+	Endpoints []Endpoint `json:"endpoints"`
+	// Configs are the broker's static (server.properties) configs that are
+	// not sensitive, so any broker can answer DescribeConfigs for it.
+	Configs map[string]string `json:"configs,omitempty"`
+	// Hidden names the static keys it set whose values it does not publish
+	// (sensitive ones, and keys no catalog knows).
+	Hidden []string `json:"hidden,omitempty"`
+}
+
+// Endpoint is one advertised listener.
+type Endpoint struct {
+	Name     string `json:"name"`
+	Host     string `json:"host"`
+	Port     int32  `json:"port"`
+	Protocol string `json:"security_protocol"`
+}
+
+// Endpoint returns the broker's advertised endpoint on the named listener.
+func (b *Broker) Endpoint(listener string) (Endpoint, bool) {
+	for _, e := range b.Endpoints {
+		if e.Name == listener {
+			return e, true
+		}
+	}
+	return Endpoint{}, false
+}
+
+// BrokerKey is the key of a broker's registration, relative to the store's
+// root (the etcd prefix in a cluster).
+func BrokerKey(id int32) string { return prefixBrokers + strconv.Itoa(int(id)) }
+
+func applyBroker(m map[int32]*Broker, c Change) error {
+	name, ok := nameAfter(c.Key, prefixBrokers)
+	if !ok {
+		return nil
+	}
+	id, err := strconv.ParseInt(name, 10, 32)
+	if err != nil {
+		return nil // not ours: ignore rather than fail the whole snapshot
+	}
+	if c.Deleted {
+		delete(m, int32(id))
+		return nil
+	}
+	b := new(Broker)
+	if err := json.Unmarshal(c.Value, b); err != nil {
+		return fmt.Errorf("decoding %s: %w", c.Key, err)
+	}
+	b.ID = int32(id)
+	m[b.ID] = b
+	return nil
+}
+
+// ChangedBrokers reports whether a broker registered or went away.
+func (e Event) ChangedBrokers() bool { return len(e.changedNames(prefixBrokers)) > 0 }
+
+// RegisterLocalBroker makes b the only live broker, for the single-broker
+// (bbolt) mode: registrations of earlier runs under another node.id are
+// removed, since no other broker shares this store.
+func (s *Store) RegisterLocalBroker(ctx context.Context, b Broker) error {
+	return s.Update(ctx, func(tx Tx) error {
+		for k := range tx.List(prefixBrokers) {
+			if k != BrokerKey(b.ID) {
+				tx.Delete(k)
+			}
+		}
+		putJSON(tx, BrokerKey(b.ID), b)
+		return nil
+	})
+}
+
+// WaitFor returns once this store's snapshot (and its listeners) include
+// revision rev, for writes made around Update (such as a lease-bound
+// registration written directly to etcd).
+func (s *Store) WaitFor(ctx context.Context, rev int64) error { return s.waitFor(ctx, rev) }
