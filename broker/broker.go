@@ -194,8 +194,11 @@ func (b *Broker) startQuotas() *quota.Manager {
 	q := quota.New(opts)
 	q.SetOverrides(quota.Overrides(b.store.Snapshot().Quotas))
 	b.store.OnChange(func(ev meta.Event) {
-		if ev.Full || ev.ChangedQuotas() {
+		switch {
+		case ev.Full:
 			q.SetOverrides(quota.Overrides(ev.Cur.Quotas))
+		case ev.ChangedQuotas():
+			q.ApplyChanges(quota.Overrides(ev.Cur.Quotas), ev.ChangedQuotaPaths())
 		}
 	})
 	return q

@@ -21,7 +21,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"kbroker/internal/meta"
 	"kbroker/internal/quota"
 	"kbroker/internal/wire"
 )
@@ -45,21 +44,30 @@ func handleAlterClientQuotas(ctx context.Context, s *Server, c *wire.Conn, r *wi
 		}
 	}
 	allowed := s.clusterAllowed(c, kmsg.AlterClientQuotas)
+	// Every valid entity is written in one store transaction, so a request
+	// setting many entities costs one durable commit.
+	var changes []quotaChange
+	var at []int
 	for i, entry := range req.Entries {
-		if !allowed {
+		switch {
+		case !allowed:
 			errs[i] = errClusterAuth
-		}
-		if errs[i] == nil {
-			if count[entities[i].path()] > 1 {
-				errs[i] = newError(kerr.InvalidRequest, "Duplicate quota entity in request")
-			} else {
-				var ops []quotaOp
-				for _, op := range entry.Ops {
-					ops = append(ops, quotaOp{key: op.Key, value: op.Value, remove: op.Remove})
-				}
-				errs[i] = s.alterQuota(ctx, c, entities[i].path(), ops, req.ValidateOnly)
+		case errs[i] != nil:
+		case count[entities[i].path()] > 1:
+			errs[i] = newError(kerr.InvalidRequest, "Duplicate quota entity in request")
+		default:
+			qc := quotaChange{path: entities[i].path()}
+			for _, op := range entry.Ops {
+				qc.ops = append(qc.ops, quotaOp{key: op.Key, value: op.Value, remove: op.Remove})
 			}
+			changes = append(changes, qc)
+			at = append(at, i)
 		}
+	}
+	for j, err := range s.alterQuotas(ctx, c, changes, req.ValidateOnly) {
+		errs[at[j]] = err
+	}
+	for i, entry := range req.Entries {
 		re := kmsg.NewAlterClientQuotasResponseEntry()
 		re.ErrorCode, re.ErrorMessage = errorCode(errs[i])
 		for _, e := range entry.Entity {
@@ -79,10 +87,68 @@ type quotaOp struct {
 	remove bool
 }
 
-// alterQuota applies ops to one entity (also used by the USER and CLIENT
-// config resources): validate each op, then in one transaction compute the
-// new values, check the whole set (reserved mode), and write.
-func (s *Server) alterQuota(ctx context.Context, c *wire.Conn, path string, ops []quotaOp, validateOnly bool) error {
+// quotaChange is the ops requested for one entity.
+type quotaChange struct {
+	path string
+	ops  []quotaOp
+}
+
+// alterQuotas applies each entity's ops (also used by the USER and CLIENT
+// config resources, one entity at a time): each entity is validated on its
+// own, then all valid ones are written in one transaction. It returns one
+// error (or nil) per change.
+func (s *Server) alterQuotas(ctx context.Context, c *wire.Conn, changes []quotaChange, validateOnly bool) []error {
+	errs := make([]error, len(changes))
+	var paths []string
+	var at []int
+	for i, ch := range changes {
+		if errs[i] = checkQuotaOps(ch.path, ch.ops); errs[i] == nil {
+			paths = append(paths, ch.path)
+			at = append(at, i)
+		}
+	}
+	if len(paths) == 0 {
+		return errs
+	}
+	before := make([]map[string]float64, len(paths))
+	after := make([]map[string]float64, len(paths))
+	entityErrs, err := s.Store.UpdateQuotas(ctx, paths, func(j int, cur map[string]float64) (map[string]float64, error) {
+		next := map[string]float64{}
+		for k, v := range cur {
+			next[k] = v
+		}
+		for _, op := range changes[at[j]].ops {
+			if op.remove {
+				delete(next, op.key)
+			} else {
+				next[op.key] = op.value
+			}
+		}
+		if err := s.Quotas.ValidateChanges(quota.Overrides{paths[j]: next}); err != nil {
+			return nil, newError(kerr.InvalidRequest, err.Error())
+		}
+		if validateOnly {
+			return nil, errValidateOnly
+		}
+		before[j], after[j] = cur, next
+		return next, nil
+	})
+	for j, i := range at {
+		switch {
+		case err != nil:
+			errs[i] = err
+		case errors.Is(entityErrs[j], errValidateOnly):
+		case entityErrs[j] != nil:
+			errs[i] = entityErrs[j]
+		default:
+			s.auditQuotaChange(c, paths[j], before[j], after[j])
+		}
+	}
+	return errs
+}
+
+// checkQuotaOps validates one entity's ops before anything is written.
+func checkQuotaOps(path string, ops []quotaOp) error {
 	seen := map[string]bool{}
 	for _, op := range ops {
 		if seen[op.key] {
@@ -97,35 +163,7 @@ func (s *Server) alterQuota(ctx context.Context, c *wire.Conn, path string, ops 
 			return newError(kerr.InvalidRequest, err.Error())
 		}
 	}
-	var before, after map[string]float64
-	err := s.Store.UpdateQuota(ctx, path, func(cur map[string]float64, snap *meta.Snapshot) (map[string]float64, error) {
-		next := map[string]float64{}
-		for k, v := range cur {
-			next[k] = v
-		}
-		for _, op := range ops {
-			if op.remove {
-				delete(next, op.key)
-			} else {
-				next[op.key] = op.value
-			}
-		}
-		if err := s.Quotas.ValidateChanges(quota.Overrides{path: next}); err != nil {
-			return nil, newError(kerr.InvalidRequest, err.Error())
-		}
-		if validateOnly {
-			return nil, errValidateOnly
-		}
-		before, after = cur, next
-		return next, nil
-	})
-	if errors.Is(err, errValidateOnly) {
-		return nil
-	}
-	if err == nil {
-		s.auditQuotaChange(c, path, before, after)
-	}
-	return err
+	return nil
 }
 
 // auditQuotaChange logs each changed quota key once.

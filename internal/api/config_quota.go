@@ -176,7 +176,7 @@ func (q quotaConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn,
 		}
 		qops = replaceQuotaOp(qops, qop)
 	}
-	return s.alterQuota(ctx, c, e.path(), qops, validateOnly)
+	return s.alterQuotas(ctx, c, []quotaChange{{path: e.path(), ops: qops}}, validateOnly)[0]
 }
 
 // replaceQuotaOp puts op in ops, replacing an earlier op on the same key.

@@ -52,20 +52,51 @@ func applyQuota(m map[string]map[string]float64, c Change, path string) error {
 	return nil
 }
 
-// UpdateQuota changes one quota entity's overrides in one transaction.
-// change gets a copy of the entity's current values (empty if none) and the
-// snapshot the change starts from, and returns the new values; an empty
-// result removes the entity. An error aborts without writing.
-func (s *Store) UpdateQuota(ctx context.Context, path string, change func(cur map[string]float64, snap *Snapshot) (map[string]float64, error)) error {
-	if !QuotaPath(path) {
-		return fmt.Errorf("not a quota entity path: %q", path)
+// UpdateQuotas changes quota entities in one transaction (one durable
+// commit for a whole AlterClientQuotas request). change is called for each
+// path with a copy of that entity's current values (empty if none) and
+// returns its new values; an empty result removes the entity. An error from
+// change skips that entity only and is returned at its index in errs; err
+// is a store failure that wrote nothing.
+func (s *Store) UpdateQuotas(ctx context.Context, paths []string, change func(i int, cur map[string]float64) (map[string]float64, error)) (errs []error, err error) {
+	for _, p := range paths {
+		if !QuotaPath(p) {
+			return nil, fmt.Errorf("not a quota entity path: %q", p)
+		}
 	}
-	key := prefixConfig + path
-	return s.Update(ctx, func(tx Tx) error {
-		return updateMap(tx, key, func(cur map[string]float64) (map[string]float64, error) {
-			return change(cur, s.Snapshot())
-		})
+	err = s.Update(ctx, func(tx Tx) error {
+		errs = make([]error, len(paths))
+		for i, p := range paths {
+			var entityErr error
+			err := updateMap(tx, prefixConfig+p, func(cur map[string]float64) (map[string]float64, error) {
+				next, err := change(i, cur)
+				entityErr = err
+				return next, err
+			})
+			switch {
+			case entityErr != nil:
+				errs[i] = entityErr
+			case err != nil:
+				return err // a stored value that does not decode
+			}
+		}
+		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return errs, nil
+}
+
+// ChangedQuotaPaths lists the quota entities the change touched.
+func (e Event) ChangedQuotaPaths() []string {
+	var paths []string
+	for _, c := range e.Changes {
+		if p, ok := quotaPathOf(c.Key); ok {
+			paths = append(paths, p)
+		}
+	}
+	return paths
 }
 
 // ChangedQuotas reports whether any quota entity changed.

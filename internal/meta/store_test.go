@@ -117,7 +117,11 @@ func TestQuotaEntitiesStoredByPath(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, path)
 	set := func(p string, v map[string]float64) error {
-		return s.UpdateQuota(ctx, p, func(map[string]float64, *Snapshot) (map[string]float64, error) { return v, nil })
+		errs, err := s.UpdateQuotas(ctx, []string{p}, func(int, map[string]float64) (map[string]float64, error) { return v, nil })
+		if err != nil {
+			return err
+		}
+		return errs[0]
 	}
 	for _, p := range []string{"users/alice", "users/alice/clients/c1", "users/<default>/clients/<default>", "clients/c%2A", "ips/127.0.0.1"} {
 		if err := set(p, map[string]float64{"producer_byte_rate": 1024}); err != nil {

@@ -174,6 +174,31 @@ func (m *Manager) SetOverrides(o Overrides) {
 	m.cur.Store(c)
 }
 
+// ApplyChanges installs o, the full set of overrides after a change that
+// touched only the entities in changed (whose new values are in o; absent:
+// removed), as the metadata store reports each committed change. Unlike
+// SetOverrides it never compares o with the previous set, so it costs what
+// the changed entities cost however many others there are.
+func (m *Manager) ApplyChanges(o Overrides, changed []string) {
+	m.setMu.Lock()
+	defer m.setMu.Unlock()
+	prev := m.cur.Load()
+	var c *config
+	if m.prev != nil && len(changed) <= maxDerived {
+		changes := make(map[string]map[string]float64, len(changed))
+		for _, path := range changed {
+			changes[path] = o[path] // nil: removed
+		}
+		c = prev.with(changes, prev.epoch+1)
+		m.derived++
+	} else {
+		c = compile(o, &m.opts, prev.epoch+1)
+	}
+	c.at = m.nanos()
+	m.prev = o
+	m.cur.Store(c)
+}
+
 // Resolve returns the effective limit of key for (user, clientID) and every
 // precedence level that has a value, in the mode's precedence order (first
 // = the effective one). In reserved mode a client sharing its user's total
