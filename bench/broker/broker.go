@@ -39,11 +39,39 @@ type Binaries struct {
 
 // Broker is one running broker process.
 type Broker struct {
-	Kind  Kind
-	Addr  string
-	child *Child
-	dir   string
-	log   *os.File
+	Kind Kind
+	Addr string
+	// MetricsAddr is kbroker's metrics listener (Prometheus and pprof), set
+	// when StartOptions.Metrics asked for one.
+	MetricsAddr string
+	// SASLAddr is the SASL_PLAINTEXT listener, if StartOptions asked for one.
+	SASLAddr string
+	// Started is when the process was exec'd; Ready when it first answered.
+	Started, Ready time.Time
+	child          *Child
+	dir            string
+	keep           bool
+	log            *os.File
+	opts           StartOptions
+}
+
+// StartOptions adjust a kbroker start (kfake ignores them).
+type StartOptions struct {
+	// Dir is the broker's directory (properties, log, data). Empty: a fresh
+	// temporary one, removed by Stop. Given: used as is and kept, so a
+	// later start on the same Dir is a restart with the same data.
+	Dir string
+	// Props are extra server.properties lines (key=value).
+	Props []string
+	// Metrics sets metrics.listener to a free loopback port, which also
+	// serves /debug/pprof.
+	Metrics bool
+	// SASLPlaintext adds a SASL_PLAINTEXT listener on a second free port
+	// (Broker.SASLAddr); SASL settings go in Props.
+	SASLPlaintext bool
+	// NoWait returns as soon as the process is started, without waiting
+	// for it to answer (the caller times the start itself).
+	NoWait bool
 }
 
 // startTimeout bounds how long a broker may take from exec to answering
@@ -54,16 +82,29 @@ const startTimeout = 30 * time.Second
 // Start runs a fresh broker of the given kind with its own directory under
 // tmp and waits until it answers a metadata request.
 func Start(ctx context.Context, kind Kind, bins Binaries, tmp string) (*Broker, error) {
-	dir, err := os.MkdirTemp(tmp, string(kind)+"-")
+	return StartWith(ctx, kind, bins, tmp, StartOptions{})
+}
+
+// StartWith is Start with options.
+func StartWith(ctx context.Context, kind Kind, bins Binaries, tmp string, o StartOptions) (*Broker, error) {
+	dir, keep := o.Dir, o.Dir != ""
+	var err error
+	if keep {
+		err = os.MkdirAll(dir, 0o755)
+	} else {
+		dir, err = os.MkdirTemp(tmp, string(kind)+"-")
+	}
 	if err != nil {
 		return nil, err
 	}
-	logf, err := os.Create(filepath.Join(dir, "broker.log"))
+	logf, err := os.OpenFile(filepath.Join(dir, "broker.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		os.RemoveAll(dir)
+		if !keep {
+			os.RemoveAll(dir)
+		}
 		return nil, err
 	}
-	b := &Broker{Kind: kind, dir: dir, log: logf}
+	b := &Broker{Kind: kind, dir: dir, keep: keep, log: logf, opts: o}
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	switch kind {
@@ -74,8 +115,9 @@ func Start(ctx context.Context, kind Kind, bins Binaries, tmp string) (*Broker, 
 	default:
 		err = fmt.Errorf("unknown broker kind %q", kind)
 	}
-	if err == nil {
+	if err == nil && !o.NoWait {
 		err = waitReady(ctx, b)
+		b.Ready = time.Now()
 	}
 	if err != nil {
 		tail := b.LogTail(2000)
@@ -122,18 +164,37 @@ func (b *Broker) startKbroker(_ context.Context, bin string) error {
 	}
 	b.Addr = fmt.Sprintf("127.0.0.1:%d", port)
 	props := filepath.Join(b.dir, "server.properties")
-	content := strings.Join([]string{
-		"listeners=PLAINTEXT://" + b.Addr,
-		"advertised.listeners=PLAINTEXT://" + b.Addr,
+	listeners := "PLAINTEXT://" + b.Addr
+	if b.opts.SASLPlaintext {
+		sport, err := freePort()
+		if err != nil {
+			return err
+		}
+		b.SASLAddr = fmt.Sprintf("127.0.0.1:%d", sport)
+		listeners += ",SASL_PLAINTEXT://" + b.SASLAddr
+	}
+	lines := []string{
+		"listeners=" + listeners,
+		"advertised.listeners=" + listeners,
 		"log.dirs=" + filepath.Join(b.dir, "data"),
 		"node.id=1",
 		"num.partitions=1",
 		"auto.create.topics.enable=true",
-		"",
-	}, "\n")
+	}
+	if b.opts.Metrics {
+		mport, err := freePort()
+		if err != nil {
+			return err
+		}
+		b.MetricsAddr = fmt.Sprintf("127.0.0.1:%d", mport)
+		lines = append(lines, "metrics.listener="+b.MetricsAddr)
+	}
+	lines = append(lines, b.opts.Props...)
+	content := strings.Join(append(lines, ""), "\n")
 	if err := os.WriteFile(props, []byte(content), 0o644); err != nil {
 		return err
 	}
+	b.Started = time.Now()
 	c, stdout, err := StartChild(bin, []string{"serve", "--config", props}, nil, b.log)
 	if err != nil {
 		return err
@@ -165,8 +226,13 @@ func (b *Broker) Stop() {
 		b.child.Stop(5 * time.Second)
 	}
 	b.log.Close()
-	os.RemoveAll(b.dir)
+	if !b.keep {
+		os.RemoveAll(b.dir)
+	}
 }
+
+// Dir is the broker's directory.
+func (b *Broker) Dir() string { return b.dir }
 
 // LogTail returns up to n trailing bytes of the broker's stdout+stderr, for
 // error messages.

@@ -9,6 +9,7 @@ package stats
 import (
 	"math"
 	"slices"
+	"time"
 )
 
 // Percentile returns the q-quantile (0 ≤ q ≤ 1) of samples using the
@@ -89,3 +90,57 @@ func finite(xs []float64) []float64 {
 }
 
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// Event is something counted at an instant: n bytes acknowledged, one
+// connection answered, one partition created. At is measured from the start
+// of the run.
+type Event struct {
+	At time.Duration
+	N  float64
+}
+
+// WindowSum adds up N over the events with from ≤ At < to.
+func WindowSum(events []Event, from, to time.Duration) float64 {
+	sum := 0.0
+	for _, e := range events {
+		if e.At >= from && e.At < to {
+			sum += e.N
+		}
+	}
+	return sum
+}
+
+// SpanRate is the rate of the events with from ≤ At < to, measured between
+// the first and the last of them: the N of every event after the first,
+// divided by the time from the first to the last. Counting from one event
+// to another (rather than over the fixed window) removes the quantisation
+// a fixed window has when events are few and periodic, e.g. one 1 MiB
+// request per second against a 1 MiB/s quota, where a 15 s window holds
+// either 15 or 16 of them. events must be sorted by At. It returns NaN and
+// the number of events used when fewer than two fall in the window.
+func SpanRate(events []Event, from, to time.Duration) (float64, int) {
+	first, last := -1, -1
+	sum := 0.0
+	for i, e := range events {
+		if e.At < from || e.At >= to {
+			continue
+		}
+		if first < 0 {
+			first = i
+			continue
+		}
+		sum += e.N
+		last = i
+	}
+	if last < 0 {
+		if first < 0 {
+			return math.NaN(), 0
+		}
+		return math.NaN(), 1
+	}
+	span := events[last].At - events[first].At
+	if span <= 0 {
+		return math.NaN(), last - first + 1
+	}
+	return sum / span.Seconds(), last - first + 1
+}

@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 func TestPercentileNearestRank(t *testing.T) {
@@ -53,5 +54,33 @@ func TestRatioMedianUsesPairs(t *testing.T) {
 	got, n := RatioMedian(a, b)
 	if n != 3 || got != 2 {
 		t.Errorf("RatioMedian = %v over %d pairs, want 2 over 3", got, n)
+	}
+}
+
+func TestWindowSumAndSpanRate(t *testing.T) {
+	s := time.Second
+	// One 1 MiB request acknowledged every 1.0001 s from t = 0.5 s: the
+	// span rate is the true rate, the fixed window over [10 s, 25 s) holds
+	// 15 of them though the rate is just under 1 MiB/s.
+	var ev []Event
+	for i := range 30 {
+		ev = append(ev, Event{At: s/2 + time.Duration(i)*(s+100*time.Microsecond), N: 1 << 20})
+	}
+	rate, n := SpanRate(ev, 10*s, 25*s)
+	want := float64(1<<20) / 1.0001
+	if math.Abs(rate-want) > 1e-6*want || n != 15 {
+		t.Errorf("SpanRate = %v over %d events, want %v over 15", rate, n, want)
+	}
+	if got := WindowSum(ev, 0, time.Second); got != 1<<20 {
+		t.Errorf("WindowSum first second = %v, want one request", got)
+	}
+	if got := WindowSum(ev, 0, 10*s); got != 10<<20 {
+		t.Errorf("WindowSum first 10 s = %v, want 10 requests", got)
+	}
+	if r, n := SpanRate(ev, 100*s, 200*s); !math.IsNaN(r) || n != 0 {
+		t.Errorf("empty window: %v, %d", r, n)
+	}
+	if r, n := SpanRate(ev[:1], 0, 200*s); !math.IsNaN(r) || n != 1 {
+		t.Errorf("one event: %v, %d", r, n)
 	}
 }

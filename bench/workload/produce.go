@@ -44,7 +44,11 @@ func (c *counter) snap() snapshot {
 // acknowledgements (not sends) is what the plan asks for: a broker that
 // buffers without answering gains nothing.
 func Produce(ctx context.Context, spec Spec, mark Mark) (Result, error) {
-	cl, err := kgo.NewClient(producerOpts(spec.Addr, spec.Topic, spec.RecordBytes)...)
+	opts := producerOpts(spec.Addr, spec.Topic, spec.RecordBytes)
+	if spec.ClientID != "" {
+		opts = append(opts, kgo.ClientID(spec.ClientID))
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return Result{}, err
 	}

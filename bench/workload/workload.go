@@ -37,6 +37,7 @@ type Spec struct {
 	Kind          string
 	Addr          string
 	Topic         string
+	ClientID      string // produce: the client-id (default kgo's); quotas are keyed on it
 	RecordBytes   int
 	Warmup        time.Duration // excluded from the window: connection setup, first metadata
 	Duration      time.Duration // length of the measured window (produce, latency, loopback)

@@ -38,6 +38,9 @@ type options struct {
 	peerOnly, quick            bool
 	prefaultBytes              int64
 	pc                         planConfig
+	suite                      string      // "throughput" (B1–B3) or "admin" (B4–B9)
+	ad                         adminConfig // the admin suite's knobs
+	prefaultSet                bool        // -prefault-gib given explicitly
 }
 
 func parseFlags() (options, error) {
@@ -61,7 +64,10 @@ func parseFlags() (options, error) {
 	flag.IntVar(&prefaultGiB, "prefault-gib", 8, "touch this much memory once before measuring (fresh VM guests pay extra on first touch)")
 	flag.StringVar(&only, "cases", "", "comma-separated case prefixes to run, e.g. \"B1 1KiB,B3\" (default: all)")
 	flag.StringVar(&o.jsonPath, "json", "", "also write every run and the summary as JSON to this file")
+	flag.StringVar(&o.suite, "suite", "throughput", "throughput: B1–B3 against kfake; admin: quotas, configs and admin scale (B4–B9), kbroker only")
+	registerAdminFlags(&o.ad)
 	flag.Parse()
+	flag.Visit(func(f *flag.Flag) { o.prefaultSet = o.prefaultSet || f.Name == "prefault-gib" })
 
 	if o.quick {
 		set := map[string]bool{}
@@ -78,9 +84,13 @@ func parseFlags() (options, error) {
 		quick("preload-mib", func() { preloadMiB = 32 })
 		quick("loopback", func() { o.pc.loopbackDur = 500 * time.Millisecond })
 		quick("prefault-gib", func() { prefaultGiB = 0 })
+		o.ad.applyQuick(set)
 	}
 	if o.peerOnly {
 		o.a, o.b = string(broker.Kfake), string(broker.Kfake)
+	}
+	if o.suite != "throughput" && o.suite != "admin" {
+		return o, fmt.Errorf("-suite %q: want throughput or admin", o.suite)
 	}
 	if o.pc.pairs < 1 || preloadMiB < 1 || fetchMaxMiB < 1 || fetchMaxMiB > 1024 {
 		return o, errors.New("-pairs and -preload-mib must be ≥ 1, -fetch-max-mib in 1..1024")
@@ -99,6 +109,9 @@ func run() int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kbench:", err)
 		return 2
+	}
+	if o.suite == "admin" {
+		return runAdminSuite(o)
 	}
 	a, errA := broker.ParseKind(o.a)
 	b, errB := broker.ParseKind(o.b)
