@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -151,6 +152,7 @@ func median(xs []float64) float64 {
 func (s *soak) report(w io.Writer) bool {
 	o := s.o
 	fmt.Fprintf(w, "### Soak: %v, %d producers + %d consumers over SCRAM-SHA-512\n\n", o.duration, o.producers, o.consumers)
+	fmt.Fprintf(w, "`go run ./bench/soak %s` on %s.\n\n", strings.Join(os.Args[1:], " "), time.Now().UTC().Format("2006-01-02"))
 	fmt.Fprintf(w, "%d topics × %d partitions; each producer %d records/s of %d B (acks=all, idempotent); a quarter of the producers are user %s "+
 		"(producer_byte_rate %d B/s, doubled and back every 4th change round), a quarter of the consumers user %s (consumer_byte_rate %d B/s); "+
 		"prefixed ACLs; every %v: a topic config, the cluster default, an ACL and a SCRAM credential changed, %d producers and %d consumers replaced "+

@@ -34,6 +34,10 @@ func handleDescribeConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire
 		return configResources[rr.ResourceType] == nil
 	})
 	snap := s.Store.Snapshot()
+	// Every topic without overrides describes the same way: render that
+	// answer once per request and share it (encoding only reads it), so
+	// describing thousands of topics builds one set of entries, not one each.
+	var plainTopic []kmsg.DescribeConfigsResponseResourceConfig
 	for _, rr := range req.Resources {
 		res := kmsg.NewDescribeConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
@@ -45,6 +49,12 @@ func handleDescribeConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire
 			continue
 		}
 		err := s.configResourceAllowed(c, rr.ResourceType, rr.ResourceName, auth.OpDescribeConfigs)
+		if err == nil && plainTopic != nil && rr.ResourceType == kmsg.ConfigResourceTypeTopic && len(rr.ConfigNames) == 0 &&
+			snap.Topics[rr.ResourceName] != nil && len(snap.TopicConfigs[rr.ResourceName]) == 0 {
+			res.Configs = plainTopic
+			resp.Resources = append(resp.Resources, res)
+			continue
+		}
 		var entries []configEntry
 		if err == nil {
 			entries, err = configResources[rr.ResourceType].describe(s, snap, rr.ResourceName)
@@ -62,6 +72,9 @@ func handleDescribeConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire
 				continue
 			}
 			res.Configs = append(res.Configs, describedConfig(req, e))
+		}
+		if rr.ResourceType == kmsg.ConfigResourceTypeTopic && len(rr.ConfigNames) == 0 && len(snap.TopicConfigs[rr.ResourceName]) == 0 {
+			plainTopic = res.Configs
 		}
 		resp.Resources = append(resp.Resources, res)
 	}

@@ -1,0 +1,473 @@
+package crash
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/broker/brokertest"
+	"kbroker/internal/config"
+)
+
+// apiVersionsFrame is a complete ApiVersions v0 request, size included.
+func apiVersionsFrame(corr int32) []byte {
+	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID("crash"))
+	return f.AppendRequest(nil, kmsg.NewPtrApiVersionsRequest(), corr)
+}
+
+// readResponse reads one size-prefixed frame within d.
+func readResponse(nc net.Conn, d time.Duration) ([]byte, error) {
+	nc.SetReadDeadline(time.Now().Add(d))
+	var size [4]byte
+	if _, err := io.ReadFull(nc, size[:]); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, binary.BigEndian.Uint32(size[:]))
+	_, err := io.ReadFull(nc, buf)
+	return buf, err
+}
+
+// dialServed opens a connection and has one ApiVersions answered on it.
+func dialServed(addr string) (net.Conn, error) {
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if _, err := nc.Write(apiVersionsFrame(1)); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	if _, err := readResponse(nc, 5*time.Second); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return nc, nil
+}
+
+// goodClient is a well-behaved franz-go producer and consumer that keeps
+// working while a test attacks the broker, and reports how it fared.
+type goodClient struct {
+	ops, failures atomic.Int64
+	slowest       atomic.Int64 // nanoseconds of the slowest produce+fetch round
+	lastErr       atomic.Value
+	stop          context.CancelFunc
+	done          chan struct{}
+}
+
+// startGoodClient produces one record and reads it back, over and over,
+// every interval.
+func startGoodClient(t *testing.T, addr, topic string, interval time.Duration) *goodClient {
+	t.Helper()
+	createTopic(t, kadm.NewClient(newClient(t, addr)), topic, 1, nil)
+	prod := newClient(t, addr, kgo.DefaultProduceTopic(topic), kgo.RecordRetries(3))
+	cons := newClient(t, addr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
+		kgo.FetchMaxWait(100*time.Millisecond))
+	ctx, cancel := context.WithCancel(context.Background())
+	g := &goodClient{stop: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(g.done)
+		for i := 0; ctx.Err() == nil; i++ {
+			start := time.Now()
+			err := g.round(ctx, prod, cons, i)
+			if ctx.Err() != nil {
+				return
+			}
+			g.ops.Add(1)
+			if err != nil {
+				g.failures.Add(1)
+				g.lastErr.Store(err)
+			}
+			if d := int64(time.Since(start)); d > g.slowest.Load() {
+				g.slowest.Store(d)
+			}
+			time.Sleep(interval)
+		}
+	}()
+	return g
+}
+
+func (g *goodClient) round(ctx context.Context, prod, cons *kgo.Client, i int) error {
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	want := fmt.Sprintf("good-%d", i)
+	if err := prod.ProduceSync(rctx, &kgo.Record{Value: []byte(want)}).FirstErr(); err != nil {
+		return fmt.Errorf("produce %s: %w", want, err)
+	}
+	for {
+		fs := cons.PollFetches(rctx)
+		if rctx.Err() != nil {
+			return fmt.Errorf("fetch %s: %w", want, rctx.Err())
+		}
+		if err := fs.Err(); err != nil {
+			return fmt.Errorf("fetch %s: %w", want, err)
+		}
+		for _, r := range fs.Records() {
+			if string(r.Value) == want {
+				return nil
+			}
+		}
+	}
+}
+
+// finish stops the client and fails the test if it was ever refused or
+// took longer than slowest for a round.
+func (g *goodClient) finish(t *testing.T, slowest time.Duration) {
+	t.Helper()
+	g.stop()
+	<-g.done
+	t.Logf("well-behaved client: %d produce+fetch rounds, %d failed, slowest %v", g.ops.Load(), g.failures.Load(), time.Duration(g.slowest.Load()).Round(time.Millisecond))
+	if g.ops.Load() == 0 {
+		t.Errorf("the well-behaved client completed no round")
+	}
+	if n := g.failures.Load(); n > 0 {
+		t.Errorf("the well-behaved client failed %d rounds; last: %v", n, g.lastErr.Load())
+	}
+	if d := time.Duration(g.slowest.Load()); d > slowest {
+		t.Errorf("the well-behaved client's slowest round took %v, want under %v", d, slowest)
+	}
+}
+
+// With queued.max.request.bytes=32 MiB, many clients each trickling a
+// 16 MiB frame cannot make the broker hold more than about the bound in
+// frames: it stops reading from connections while the bound is spent, and
+// the senders back up in TCP. A well-behaved client is still served (it
+// waits at most for a sender to finish), and the broker's peak RSS grows
+// by a fraction of what the frames add up to. (Without the bound the
+// same attack grows it by the sum: 24 × 16 MiB.)
+func TestQueuedMaxRequestBytesBoundsMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the kbroker binary")
+	}
+	const (
+		bound     = 32 << 20
+		frameSize = 16 << 20
+		senders   = 24
+		chunk     = 1 << 20
+	)
+	props := map[string]string{"queued.max.request.bytes": fmt.Sprint(bound)}
+	if os.Getenv("KBROKER_CRASH_UNBOUNDED") != "" { // the control: what the bound prevents
+		props = nil
+	}
+	dir := newBrokerDir(t, props, false)
+	p := dir.start(t)
+	good := startGoodClient(t, p.addr, "well-behaved", 20*time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
+	baseline := p.statusBytes(t, "VmHWM")
+
+	// A frame of an API key no broker knows: it is read whole, refused,
+	// and the connection closed; the last byte comes after a pause, so a
+	// sender holds its frame's bytes in the broker for a while.
+	body := make([]byte, frameSize)
+	binary.BigEndian.PutUint16(body, 0x7fff)
+	var wg sync.WaitGroup
+	var sent, refused atomic.Int64
+	start := time.Now()
+	for range senders {
+		wg.Go(func() {
+			nc, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
+			if err != nil {
+				t.Errorf("dial: %v", err)
+				return
+			}
+			defer nc.Close()
+			nc.SetWriteDeadline(time.Now().Add(40 * time.Second))
+			msg := binary.BigEndian.AppendUint32(nil, frameSize)
+			if _, err := nc.Write(msg); err != nil {
+				t.Errorf("write size: %v", err)
+				return
+			}
+			for off := 0; off < frameSize-1; off += chunk {
+				if _, err := nc.Write(body[off:min(off+chunk, frameSize-1)]); err != nil {
+					t.Errorf("write frame at %d: %v", off, err)
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			time.Sleep(200 * time.Millisecond)
+			if _, err := nc.Write(body[frameSize-1:]); err != nil {
+				t.Errorf("write last byte: %v", err)
+				return
+			}
+			sent.Add(1)
+			if _, err := readResponse(nc, 10*time.Second); isClosedByPeer(err) {
+				refused.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	took := time.Since(start)
+	good.finish(t, 10*time.Second)
+	p.alive(t)
+	peak := p.statusBytes(t, "VmHWM")
+	growth := peak - baseline
+	t.Logf("%d senders × %d MiB frames in %v: broker peak RSS %d MiB → %d MiB (+%d MiB; bound %d MiB, frames in all %d MiB)",
+		senders, frameSize>>20, took.Round(time.Millisecond), baseline>>20, peak>>20, growth>>20, bound>>20, senders*frameSize>>20)
+	if sent.Load() != senders || refused.Load() != senders {
+		t.Errorf("%d of %d frames sent whole, %d refused with the connection closed; want all", sent.Load(), senders, refused.Load())
+	}
+	// The bound plus one frame in flight, twice over for garbage the
+	// collector has not reclaimed yet, and slack for buffers and runtime.
+	if limit := int64(2*(bound+frameSize) + 64<<20); growth > limit {
+		t.Errorf("broker peak RSS grew by %d MiB under the attack, want at most %d MiB with queued.max.request.bytes=%d MiB", growth>>20, limit>>20, bound>>20)
+	}
+}
+
+// 2,000 connections that say ApiVersions and then nothing are all closed
+// once connections.max.idle.ms passes, while a franz-go client producing
+// and fetching all along is served without a failure; afterwards the
+// broker's connection count and goroutines are back where they were.
+func TestIdleConnectionsClosedWhileClientsWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the kbroker binary")
+	}
+	const (
+		idle  = 3 * time.Second
+		conns = 2000
+	)
+	dir := newBrokerDir(t, map[string]string{"connections.max.idle.ms": fmt.Sprint(idle.Milliseconds())}, false)
+	p := dir.start(t)
+	// Polling more often than idle keeps the client's connections busy;
+	// a connection of it that does fall idle is closed and redialled.
+	good := startGoodClient(t, p.addr, "busy", 50*time.Millisecond)
+	time.Sleep(500 * time.Millisecond)
+	before := p.scrape(t)
+	rssBefore := p.statusBytes(t, "VmRSS")
+
+	opened := time.Now()
+	idleConns := make([]net.Conn, 0, conns)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	for range conns {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			nc, err := dialServed(p.addr)
+			if err != nil {
+				t.Errorf("idle connection not served: %v", err)
+				return
+			}
+			mu.Lock()
+			idleConns = append(idleConns, nc)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	openedIn := time.Since(opened)
+	during := p.scrape(t)
+	rssDuring := p.statusBytes(t, "VmRSS")
+	t.Logf("%d idle connections opened in %v: open connections %v → %v, goroutines %v → %v, RSS %d → %d MiB (%.1f KiB per connection)",
+		conns, openedIn.Round(time.Millisecond), before["kbroker_open_connections"], during["kbroker_open_connections"],
+		before["go_goroutines"], during["go_goroutines"], rssBefore>>20, rssDuring>>20, float64(rssDuring-rssBefore)/1024/conns)
+	if got := during["kbroker_open_connections"] - before["kbroker_open_connections"]; got < conns {
+		t.Errorf("broker counts %v more open connections with %d idle ones open", got, conns)
+	}
+
+	// Every idle connection must be closed by the broker within the idle
+	// time (counted from its last byte, before openedIn) plus slack.
+	var closed, early atomic.Int64
+	deadline := time.Now().Add(idle + 5*time.Second)
+	for _, nc := range idleConns {
+		wg.Go(func() {
+			defer nc.Close()
+			nc.SetReadDeadline(deadline)
+			_, err := nc.Read(make([]byte, 1))
+			var ne net.Error
+			switch {
+			case errors.As(err, &ne) && ne.Timeout():
+			case err != nil:
+				closed.Add(1)
+				if time.Since(opened) < idle-500*time.Millisecond {
+					early.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	closedAfter := time.Since(opened)
+	if closed.Load() != conns {
+		t.Errorf("%d of %d idle connections closed by the broker within %v of opening them, want all (connections.max.idle.ms=%d)",
+			closed.Load(), conns, closedAfter.Round(time.Millisecond), idle.Milliseconds())
+	}
+	if early.Load() > 0 {
+		t.Errorf("%d idle connections closed before connections.max.idle.ms", early.Load())
+	}
+	settled := waitFor(5*time.Second, func() bool {
+		m := p.scrape(t)
+		return m["kbroker_open_connections"] <= before["kbroker_open_connections"]+2 && m["go_goroutines"] <= before["go_goroutines"]+10
+	})
+	after := p.scrape(t)
+	good.finish(t, 5*time.Second)
+	t.Logf("after the idle timeout: open connections %v, goroutines %v", after["kbroker_open_connections"], after["go_goroutines"])
+	if !settled {
+		t.Errorf("after closing the idle connections the broker has %v open connections and %v goroutines; it had %v and %v before them",
+			after["kbroker_open_connections"], after["go_goroutines"], before["kbroker_open_connections"], before["go_goroutines"])
+	}
+}
+
+// max.connections, set as a dynamic cluster default, admits that many
+// connections and closes the next one at once; a freed slot is reused.
+func TestMaxConnectionsRefusesBeyondLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the kbroker binary")
+	}
+	const limit = 20
+	dir := newBrokerDir(t, nil, false)
+	p := dir.start(t)
+	cl := newClient(t, p.addr)
+	v := fmt.Sprint(limit)
+	resps, err := kadm.NewClient(cl).AlterBrokerConfigs(testContext(t, 10*time.Second), []kadm.AlterConfig{{Name: "max.connections", Value: &v}})
+	if err == nil {
+		err = resps[0].Err
+	}
+	if err != nil {
+		t.Fatalf("set max.connections: %v", err)
+	}
+	cl.Close()
+	if !waitFor(5*time.Second, func() bool { return p.scrape(t)["kbroker_open_connections"] == 0 }) {
+		t.Fatalf("the admin client's connections are still open: %v", p.scrape(t)["kbroker_open_connections"])
+	}
+
+	var held []net.Conn
+	defer func() {
+		for _, nc := range held {
+			nc.Close()
+		}
+	}()
+	for i := range limit {
+		nc, err := dialServed(p.addr)
+		if err != nil {
+			t.Fatalf("connection %d of max.connections=%d not served: %v", i+1, limit, err)
+		}
+		held = append(held, nc)
+	}
+	if nc, err := dialServed(p.addr); err == nil {
+		nc.Close()
+		t.Fatalf("connection %d served with max.connections=%d", limit+1, limit)
+	} else if !isClosedByPeer(err) {
+		t.Fatalf("connection %d: %v, want closed by the broker", limit+1, err)
+	}
+	held[0].Close()
+	held = held[1:]
+	ok := waitFor(5*time.Second, func() bool {
+		nc, err := dialServed(p.addr)
+		if err != nil {
+			return false
+		}
+		held = append(held, nc)
+		return true
+	})
+	if !ok {
+		t.Errorf("no connection served after one of %d was closed", limit)
+	}
+}
+
+// Before a SASL listener has authenticated a connection, a frame is at
+// most sasl.server.max.receive.size (512 KiB) as in Kafka's
+// SaslServerAuthenticator: a larger size prefix closes the connection
+// before anything is allocated, so a client without credentials cannot
+// make the broker hold socket.request.max.bytes (100 MiB) per connection.
+// Authenticated clients still send large frames.
+func TestUnauthenticatedFramesAreBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the kbroker binary")
+	}
+	dir := newBrokerDir(t, crashProps, true)
+	p := dir.start(t)
+	for _, size := range []uint32{512<<10 + 1, 8 << 20, 100 << 20} {
+		nc, err := net.DialTimeout("tcp", p.saslAddr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A valid SaslHandshake header, as a client would start, with a
+		// size prefix far beyond any SASL message.
+		frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("crash")).AppendRequest(nil, kmsg.NewPtrSASLHandshakeRequest(), 1)
+		binary.BigEndian.PutUint32(frame, size)
+		nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		if _, err := nc.Write(frame); err != nil {
+			t.Fatal(err)
+		}
+		_, err = readResponse(nc, 3*time.Second)
+		nc.Close()
+		if !isClosedByPeer(err) {
+			t.Errorf("unauthenticated frame of %d bytes: %v, want the connection closed at once", size, err)
+		}
+	}
+}
+
+// Every way a request can end gives its bytes back to
+// queued.max.request.bytes: handled, refused as unparsable, cut off in the
+// middle of its frame, or queued behind a request whose connection
+// closes. The bound here is smaller than what each of the hundreds of
+// attack connections takes, so a single path that kept its bytes would
+// leave the broker reading from nobody, and the producers at the end would
+// time out. In-process, so -race sees the pool too.
+func TestQueuedRequestBytesAreAlwaysReturned(t *testing.T) {
+	const bound = 64 << 10
+	b := brokertest.Start(t, config.Properties{"queued.max.request.bytes": fmt.Sprint(bound)})
+	addr := b.Addr()
+	createTopic(t, kadm.NewClient(newClient(t, addr)), "returned", 2, nil)
+
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	for i := range 300 {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+			if err != nil {
+				t.Errorf("dial: %v", err)
+				return
+			}
+			defer nc.Close()
+			nc.SetDeadline(time.Now().Add(20 * time.Second))
+			switch i % 3 {
+			case 0: // cut off mid-frame
+				nc.Write(binary.BigEndian.AppendUint32(nil, 100<<10))
+				nc.Write(make([]byte, 10<<10))
+			case 1: // a whole frame of an unknown API, refused
+				frame := binary.BigEndian.AppendUint32(nil, 40<<10)
+				frame = binary.BigEndian.AppendUint16(frame, 0x7fff)
+				nc.Write(append(frame, make([]byte, 40<<10-2)...))
+				readResponse(nc, 10*time.Second)
+			case 2: // good requests pipelined, then gone without reading
+				for c := range 8 {
+					nc.Write(apiVersionsFrame(int32(c)))
+				}
+			}
+		})
+	}
+	wg.Wait()
+
+	ctx := testContext(t, 20*time.Second)
+	var pwg sync.WaitGroup
+	for w := range 4 {
+		cl := newClient(t, addr, kgo.DefaultProduceTopic("returned"), kgo.ProducerBatchMaxBytes(48<<10))
+		pwg.Go(func() {
+			value := make([]byte, 8<<10)
+			for i := range 200 {
+				if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
+					t.Errorf("producer %d record %d after the attacks: %v", w, i, err)
+					return
+				}
+			}
+		})
+	}
+	pwg.Wait()
+}
