@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509/pkix"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"kbroker/admin"
 	"kbroker/internal/config"
+	"kbroker/internal/testpki"
 )
 
 // aclTargets are brokers with ACL APIs: kbroker with its authorizer on
@@ -175,5 +177,38 @@ func TestUnauthorizedFailsWithTheAuthorizationError(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.stderr, c.message) {
 			t.Fatalf("%v: exit %d, stderr %q; want exit 1 and %s", c.args, r.code, r.stderr, c.message)
 		}
+	}
+}
+
+// --command-config with TLS: a truststore to verify the broker, and a client
+// keystore for a listener that requires client certificates (mTLS); without
+// the keystore the login fails with a clear message and exit code 1.
+func TestCommandConfigTLS(t *testing.T) {
+	pki := testpki.New(t, pkix.Name{CommonName: "cli-admin"})
+	keystore, truststore := pki.Files(t)
+	bs := startBroker(t, config.Properties{
+		"listeners":               "SSL://127.0.0.1:0",
+		"ssl.keystore.location":   keystore,
+		"ssl.truststore.location": truststore,
+		"ssl.client.auth":         "required",
+	})
+	dir := t.TempDir()
+	clientKeystore := filepath.Join(dir, "client.pem")
+	if err := os.WriteFile(clientKeystore, append(append([]byte{}, pki.ClientPEM...), pki.ClientKeyPEM...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mtls := writeProps(t, "security.protocol=SSL", "ssl.truststore.type=PEM", "ssl.truststore.location="+truststore,
+		"ssl.keystore.type=PEM", "ssl.keystore.location="+clientKeystore)
+	wantOutput(t, ok(t, args(bs, "topics", "--command-config", mtls, "--create", "--topic", "tls-t")...), "Created topic tls-t.\n")
+	wantOutput(t, ok(t, args(bs, "topics", "--command-config", mtls, "--list")...), "tls-t\n")
+
+	noCert := writeProps(t, "security.protocol=SSL", "ssl.truststore.location="+truststore)
+	r := kb(t, args(bs, "topics", "--command-config", noCert, "--list", "--timeout", "5s")...)
+	if r.code != 1 || r.stderr == "" {
+		t.Fatalf("without a client certificate: exit %d, stderr %q; want exit 1 with a message", r.code, r.stderr)
+	}
+	plaintext := writeProps(t, "security.protocol=PLAINTEXT")
+	if r := kb(t, args(bs, "topics", "--command-config", plaintext, "--list", "--timeout", "5s")...); r.code != 1 {
+		t.Fatalf("PLAINTEXT against a TLS listener: exit %d", r.code)
 	}
 }
