@@ -226,6 +226,9 @@ func (c *Conn) readLoop(ctx context.Context, reqs chan<- *Request) error {
 		} else {
 			var err error
 			if req, err = parseRequest(frame, c.srv.handler); err != nil {
+				// Nothing refers to a frame that did not parse: reuse it,
+				// so a stream of bad frames does not pile up garbage.
+				bufpool.Put(frame)
 				c.srv.queued.give(int(n))
 				return err
 			}
