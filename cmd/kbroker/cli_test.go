@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,25 +12,10 @@ import (
 
 	"kbroker/broker/brokertest"
 	"kbroker/internal/config"
+	"kbroker/internal/testbin"
 )
 
-// kbrokerBin is the binary under test, built once by TestMain.
-var kbrokerBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "kbroker-cli-test")
-	if err != nil {
-		panic(err)
-	}
-	kbrokerBin = filepath.Join(dir, "kbroker")
-	if out, err := exec.Command("go", "build", "-o", kbrokerBin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testbin.Run(m)) }
 
 type result struct {
 	stdout, stderr string
@@ -46,10 +30,14 @@ func kb(t *testing.T, args ...string) result {
 
 func kbStdin(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(kbrokerBin, args...)
+	bin, err := testbin.Kbroker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &errOut, strings.NewReader(stdin)
-	err := cmd.Run()
+	err = cmd.Run()
 	r := result{stdout: out.String(), stderr: errOut.String()}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

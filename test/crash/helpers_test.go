@@ -20,45 +20,17 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kbroker/internal/testbin"
 )
 
-// binDir holds the kbroker binary built once for the whole package.
-var binDir string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "kbroker-crash-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// kbrokerBinary builds ./cmd/kbroker once for the package.
-var kbrokerBinary = sync.OnceValues(func() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(out)))
-	bin := filepath.Join(binDir, "kbroker")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/kbroker")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/kbroker: %v\n%s", err, out)
-	}
-	return bin, nil
-})
+func TestMain(m *testing.M) { os.Exit(testbin.Run(m)) }
 
 // brokerDir is where one broker's runs live: server.properties, the log
 // of every run, and the data directory that restarts reuse.
@@ -110,7 +82,7 @@ func (p *proc) pid() int { return p.cmd.Process.Pid }
 // killed when the test ends.
 func (d *brokerDir) start(t *testing.T) *proc {
 	t.Helper()
-	bin, err := kbrokerBinary()
+	bin, err := testbin.Kbroker()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,22 +22,11 @@ import (
 
 	"kbroker/broker/brokertest"
 	"kbroker/internal/config"
+
+	"kbroker/internal/testbin"
 )
 
-// binDir holds the kbroker binary built once for the whole package.
-var binDir string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "kbroker-interop-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testbin.Run(m)) }
 
 // testProps are the properties of an in-process broker whose data lives in
 // dir, so that a second broker can be started over the same log.dirs.
@@ -169,23 +157,6 @@ func progress(got map[int32][]*kgo.Record) string {
 	return b.String()
 }
 
-// kbrokerBinary builds ./cmd/kbroker once for the package and returns its
-// path.
-var kbrokerBinary = sync.OnceValues(func() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(out)))
-	bin := filepath.Join(binDir, "kbroker")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/kbroker")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/kbroker: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
 // kbrokerProc is one run of the kbroker binary.
 type kbrokerProc struct {
 	addr string
@@ -200,7 +171,7 @@ type kbrokerProc struct {
 // ends if it is still running.
 func startKbroker(t *testing.T, dataDir, logPath string) *kbrokerProc {
 	t.Helper()
-	bin, err := kbrokerBinary()
+	bin, err := testbin.Kbroker()
 	if err != nil {
 		t.Fatal(err)
 	}
