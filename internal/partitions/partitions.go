@@ -58,6 +58,12 @@ func (p *Partitions) Log(snap *meta.Snapshot, t *meta.Topic, partition int32) (*
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.openLocked(snap, t, partition)
+}
+
+// openLocked returns the log of partition of t, opening it if no one has
+// meanwhile. The caller holds p.mu.
+func (p *Partitions) openLocked(snap *meta.Snapshot, t *meta.Topic, partition int32) (*storage.Log, error) {
 	if l := p.logs.Get(t.Name, partition); l != nil {
 		return l, nil
 	}
@@ -68,13 +74,21 @@ func (p *Partitions) Log(snap *meta.Snapshot, t *meta.Topic, partition int32) (*
 	return l, nil
 }
 
-// OpenAll opens the log of every partition in snap that this broker leads, so that recovery after a
-// crash happens at startup rather than on the first request.
+// OpenAll prepares the log of every partition in snap that this broker leads.
+// A log a crash left unrecovered is opened now, so that recovery happens at
+// startup rather than on the first request, as Kafka's LogManager does; the
+// others (closed cleanly, or never written) are opened on first use or by
+// retention, so that a cold start costs a file check per partition rather
+// than opening and reading every log.
 func (p *Partitions) OpenAll(snap *meta.Snapshot) error {
 	for _, t := range snap.Topics {
 		for i := int32(0); i < t.Partitions; i++ {
 			if t.Leader(i, p.broker.NodeID) != p.broker.NodeID {
 				continue // led, and stored, by another broker
+			}
+			if !p.logs.NeedsRecovery(t.Name, i) {
+				p.logs.Defer(t.Name, i, p.opener(t.Name, i))
+				continue
 			}
 			if _, err := p.Log(snap, t, i); err != nil {
 				return err
@@ -82,6 +96,24 @@ func (p *Partitions) OpenAll(snap *meta.Snapshot) error {
 		}
 	}
 	return nil
+}
+
+// opener opens a deferred log with the metadata current at that time. The
+// snapshot is read under p.mu, which apply holds to delete a topic's logs, so
+// a topic deleted (or recreated) since is never reopened: either it is gone
+// from the snapshot, or apply deletes it after this open.
+func (p *Partitions) opener(topic string, partition int32) func() error {
+	return func() error {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		snap := p.store.Snapshot()
+		t := snap.Topics[topic]
+		if t == nil || partition >= t.Partitions || t.Leader(partition, p.broker.NodeID) != p.broker.NodeID {
+			return nil
+		}
+		_, err := p.openLocked(snap, t, partition)
+		return err
+	}
 }
 
 // MinInsyncReplicas is the topic's effective min.insync.replicas in snap.

@@ -341,11 +341,7 @@ func (l *Log) cleanGroup(group []*segment, f *batchFilter, res *CleanResult) err
 	out.size.Store(pos)
 	// Keep the last source's modification time, which retention falls back on
 	// (Kafka: cleaned.setLastModified).
-	var mtime time.Time
-	if st, err := group[len(group)-1].f.Stat(); err == nil {
-		mtime = st.ModTime()
-	}
-	if err := out.finishCleaned(mtime); err != nil {
+	if err := out.finishCleaned(group[len(group)-1].modTime()); err != nil {
 		return err
 	}
 	res.BytesWritten += pos
@@ -409,12 +405,12 @@ func readErr(s *segment, pos int64, err error) error {
 type segmentReader struct{ s *segment }
 
 func (r segmentReader) ReadAt(p []byte, off int64) (int, error) {
-	r.s.fmu.RLock()
-	defer r.s.fmu.RUnlock()
-	if r.s.closed {
-		return 0, errSegmentGone
+	f, err := r.s.acquire()
+	if err != nil {
+		return 0, err
 	}
-	return r.s.f.ReadAt(p, off)
+	defer r.s.release()
+	return f.ReadAt(p, off)
 }
 
 func readCleanerCheckpoint(dir string) int64 {

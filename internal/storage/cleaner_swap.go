@@ -19,7 +19,8 @@ const (
 var segmentExts = []string{".log", ".index", ".timeindex"}
 
 // createCleanedSegment starts "<base>.log.cleaned". Its index is built in memory
-// as batches are written and saved by finishCleaned.
+// as batches are written and saved by finishCleaned. Its file joins the file
+// cache only once swapIn gave it its final name.
 func createCleanedSegment(dir string, base int64, interval int32) (*segment, error) {
 	s := newSegmentState(dir, base)
 	var err error
@@ -38,7 +39,7 @@ func (s *segment) finishCleaned(mtime time.Time) error {
 	if s.size.Load() > 0 {
 		s.appendTimeEntry(s.maxTs, int32(s.maxTsOff-s.base))
 	}
-	err := s.writeIndexFilesAs(cleanedSuffix, true)
+	err := s.encodeIndex().write(s.path, cleanedSuffix, true)
 	if err == nil {
 		if e := s.f.Sync(); e != nil {
 			err = fmt.Errorf("%w: syncing %s.log%s: %v", ErrStorage, s.path, cleanedSuffix, e)
@@ -112,8 +113,14 @@ func (l *Log) swapIn(out *segment, srcs []*segment) error {
 			firstErr = err
 		}
 	}
-	if err := renameSegmentFiles(out.path, swapSuffix, ""); err != nil && firstErr == nil {
-		firstErr = err
+	if err := renameSegmentFiles(out.path, swapSuffix, ""); err != nil {
+		// out keeps its file open outside the cache, which would reopen it by
+		// a name it does not have.
+		if firstErr == nil {
+			firstErr = err
+		}
+	} else {
+		openFiles.add(out)
 	}
 	syncDir(l.dir)
 	return firstErr

@@ -14,8 +14,11 @@
 //     the base, int32 file position), one per index.interval.bytes of log written,
 //     mapping a batch's last offset to its position, as Kafka writes it.
 //   - <base>.timeindex: 12-byte entries (int64 max timestamp so far, int32 relative
-//     offset of the batch holding it), appended when the max grows at each index
-//     interval and once more when the segment is rolled.
+//     offset of the batch holding it), added when the max grows at each index
+//     interval and once more when the segment is rolled or its log closed.
+//     Both indexes are kept in memory and written whole when a segment is
+//     sealed (rolled, or its log closed); the active segment's files are stale
+//     until then.
 //   - <offset>.snapshot: idempotent producer state as of that offset (Kafka's
 //     snapshot format, snapshot.go), written after each roll and on Close; the
 //     newest two are kept.
@@ -25,7 +28,8 @@
 //     way in; never present after Open.
 //   - partition.metadata: "version: 0" and the topic id, so that a directory left
 //     by a deleted topic is recognised when a topic of the same name is recreated.
-//   - .kbroker_cleanshutdown: present only after a clean Close.
+//   - .kbroker_cleanshutdown: present only after a clean Close; it records the
+//     log end offset and the active segment's base and size.
 //
 // # Rules followed
 //
@@ -68,7 +72,20 @@
 // below the newest producer snapshot were sealed before it was written, so, like
 // Kafka's segments below its recovery point, they are loaded from their indexes
 // without being read; producer state is the snapshot plus the batches after it,
-// or without a usable snapshot is rebuilt from every batch header.
+// or without a usable snapshot is rebuilt from every batch header. After a clean
+// Close whose marker, active segment size and snapshot still agree, the active
+// segment is loaded the same way, so reopening reads no .log at all.
+//
+// # Many partitions
+//
+// File descriptors are bounded by a process-wide cap, not by the number of
+// segments (files.go): a segment's .log is opened on first read or write and
+// closed again, least recently used first, once more than half of
+// RLIMIT_NOFILE are open; index files are only opened to be read or written
+// whole. Manager.NeedsRecovery and Manager.Defer let the broker open at
+// startup only the logs a crash left unrecovered and open the others on first
+// use (or at the first retention check), so a cold start does not touch every
+// partition. Manager.Close closes logs concurrently, their fsyncs overlapping.
 //
 // # Concurrency
 //
@@ -76,7 +93,9 @@
 // take no writer lock: they snapshot the segment list, read only bytes published
 // through an atomic log-end pointer, and use ReadAt so many reads proceed in
 // parallel with each other and with an append's write. A segment being deleted
-// waits for in-flight reads of it; a read that loses that race restarts. The
+// waits for in-flight reads of it; a read that loses that race restarts. Whoever
+// uses a segment's file holds its fmu read lock, so the file cache (which only
+// try-locks fmu, holding its own mutex) never closes a file in use. The
 // cleaner reads closed segments without locks and takes appendMu only to swap its
 // output in; a round holds the log's cleanMu, which Close takes (after asking the
 // round to stop) before appendMu. Lock order: cleanMu, appendMu, mu, then a

@@ -26,8 +26,11 @@ type timeEntry struct {
 }
 
 // The in-memory copies of the two index files of a segment. The files are caches
-// of what the .log says: they are appended to without fsync and are checked (and
-// rebuilt from the .log if they do not make sense) whenever they are loaded.
+// of what the .log says: written whole when a segment is sealed (rolled, or its
+// log closed) or its index rebuilt, and checked (and rebuilt from the .log if
+// they do not make sense) whenever they are loaded. The active segment's entries
+// are only in memory: after a crash its index is rebuilt by recovery's scan
+// anyway, so writing each entry through as well would only cost a syscall.
 
 func (s *segment) offsetIndexFull(maxBytes int32) bool {
 	return int64(len(s.off)+1)*offsetEntrySize > int64(maxBytes) ||
@@ -56,38 +59,20 @@ func (s *segment) lookupTime(ts int64) int64 {
 	return s.base + int64(s.tim[i-1].rel)
 }
 
-func (s *segment) appendOffsetEntry(rel int32, pos int32) error {
+func (s *segment) appendOffsetEntry(rel int32, pos int32) {
 	if n := len(s.off); n > 0 && s.off[n-1].rel >= rel {
-		return nil
-	}
-	var b [offsetEntrySize]byte
-	binary.BigEndian.PutUint32(b[0:], uint32(rel))
-	binary.BigEndian.PutUint32(b[4:], uint32(pos))
-	if s.offF != nil {
-		if _, err := s.offF.WriteAt(b[:], int64(len(s.off))*offsetEntrySize); err != nil {
-			return err
-		}
+		return
 	}
 	s.off = append(s.off, offsetEntry{rel, pos})
-	return nil
 }
 
 // appendTimeEntry adds an entry only when the timestamp grows, like Kafka's
 // TimeIndex.maybeAppend, so entries are sorted by both fields.
-func (s *segment) appendTimeEntry(ts int64, rel int32) error {
+func (s *segment) appendTimeEntry(ts int64, rel int32) {
 	if n := len(s.tim); n > 0 && (s.tim[n-1].ts >= ts || s.tim[n-1].rel > rel) {
-		return nil
-	}
-	var b [timeEntrySize]byte
-	binary.BigEndian.PutUint64(b[0:], uint64(ts))
-	binary.BigEndian.PutUint32(b[8:], uint32(rel))
-	if s.timF != nil {
-		if _, err := s.timF.WriteAt(b[:], int64(len(s.tim))*timeEntrySize); err != nil {
-			return err
-		}
+		return
 	}
 	s.tim = append(s.tim, timeEntry{ts, rel})
-	return nil
 }
 
 // readIndexFiles loads both index files and reports whether they are consistent
@@ -129,11 +114,14 @@ func (s *segment) readIndexFiles(size int64) (off []offsetEntry, tim []timeEntry
 }
 
 // writeIndexFiles replaces both index files with the in-memory entries.
-func (s *segment) writeIndexFiles() error { return s.writeIndexFilesAs("", false) }
+func (s *segment) writeIndexFiles() error { return s.encodeIndex().write(s.path, "", false) }
 
-// writeIndexFilesAs writes both index files under names ending in suffix, synced
-// if sync.
-func (s *segment) writeIndexFilesAs(suffix string, sync bool) error {
+// indexFiles is the content of a segment's two index files.
+type indexFiles struct{ off, tim []byte }
+
+// encodeIndex serializes the in-memory entries (the caller keeps them from
+// changing), so that writing them need not hold the segment's index lock.
+func (s *segment) encodeIndex() indexFiles {
 	ob := make([]byte, 0, len(s.off)*offsetEntrySize)
 	for _, e := range s.off {
 		ob = binary.BigEndian.AppendUint32(ob, uint32(e.rel))
@@ -144,10 +132,16 @@ func (s *segment) writeIndexFilesAs(suffix string, sync bool) error {
 		tb = binary.BigEndian.AppendUint64(tb, uint64(e.ts))
 		tb = binary.BigEndian.AppendUint32(tb, uint32(e.rel))
 	}
-	if err := writeFile(s.path+".index"+suffix, ob, sync); err != nil {
+	return indexFiles{ob, tb}
+}
+
+// write writes both files of the segment at path under names ending in
+// suffix, synced if sync.
+func (x indexFiles) write(path, suffix string, sync bool) error {
+	if err := writeFile(path+".index"+suffix, x.off, sync); err != nil {
 		return err
 	}
-	return writeFile(s.path+".timeindex"+suffix, tb, sync)
+	return writeFile(path+".timeindex"+suffix, x.tim, sync)
 }
 
 func writeFile(path string, b []byte, sync bool) error {

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -15,8 +16,47 @@ import (
 
 // cleanShutdownFile is written by Close after everything was synced; when Open finds
 // it, the last segment's CRCs need not be re-verified (Kafka keeps the same marker,
-// .kafka_cleanshutdown, per log directory).
+// .kafka_cleanshutdown, per log directory), and if the files are still as Close
+// left them (cleanShutdown) no segment is read at all.
 const cleanShutdownFile = ".kbroker_cleanshutdown"
+
+// cleanShutdown is what Close records in the marker: where the log ended. Open
+// loads the active segment from its index files, like a sealed one, when the
+// active segment and the newest producer snapshot still match it; a marker
+// without it (written by an older kbroker) only spares the CRC checks.
+type cleanShutdown struct {
+	end        int64 // log end offset
+	activeBase int64
+	activeSize int64 // bytes of the active .log
+}
+
+func (c cleanShutdown) encode() []byte {
+	return fmt.Appendf(nil, "version: 1\nlog_end_offset: %d\nactive_segment: %d\nactive_segment_bytes: %d\n",
+		c.end, c.activeBase, c.activeSize)
+}
+
+// takeCleanShutdown removes the marker, so that a crash from here on is
+// recovered from, and returns what it recorded (nil if nothing usable). clean
+// reports that it was there.
+func takeCleanShutdown(dir string) (c *cleanShutdown, clean bool) {
+	p := filepath.Join(dir, cleanShutdownFile)
+	b, _ := os.ReadFile(p)
+	if os.Remove(p) != nil {
+		return nil, false
+	}
+	fields := map[string]int64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); ok && err == nil {
+			fields[strings.TrimSpace(k)] = n
+		}
+	}
+	if fields["version"] != 1 || len(fields) != 4 {
+		return nil, true
+	}
+	return &cleanShutdown{end: fields["log_end_offset"], activeBase: fields["active_segment"],
+		activeSize: fields["active_segment_bytes"]}, true
+}
 
 // Log is one partition's log: a sequence of segments, the last one active.
 type Log struct {
@@ -88,15 +128,12 @@ func Open(dir string, cfg Config) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	clean := false
-	if err := os.Remove(filepath.Join(dir, cleanShutdownFile)); err == nil {
-		clean = true
-	}
+	shutdown, clean := takeCleanShutdown(dir)
 	snapOff, ps, ok := loadLatestSnapshot(dir)
 	if ok {
 		l.ps = ps
 	}
-	if err := l.loadSegments(bases, clean, snapOff); err != nil {
+	if err := l.loadSegments(bases, clean, shutdown, snapOff); err != nil {
 		for _, s := range l.segs {
 			s.close()
 		}
@@ -152,21 +189,26 @@ func (l *Log) listSegments() ([]int64, error) {
 // snapshot already loaded (-1: none). A snapshot is written only after every
 // segment below its offset was sealed (final time index entry written, files
 // synced), so those segments are loaded from their index files without reading
-// their batches, as Kafka loads segments below its recovery point; the rest are
-// scanned, replaying batches at or above snapOff into the producer state.
-func (l *Log) loadSegments(bases []int64, clean bool, snapOff int64) error {
+// their batches, as Kafka loads segments below its recovery point; so is the
+// active segment after a clean shutdown that left it as it was (shutdown). The
+// rest are scanned, replaying batches at or above snapOff into the producer
+// state, with CRCs checked in the last segment unless the shutdown was clean.
+func (l *Log) loadSegments(bases []int64, clean bool, shutdown *cleanShutdown, snapOff int64) error {
 	prevLast := int64(-1)
 	for i, base := range bases {
-		s, err := openSegmentFile(l.dir, base)
+		s, err := statSegment(l.dir, base)
 		if err != nil {
 			return err
 		}
 		last := i == len(bases)-1
 		s.interval = l.cfg.IndexIntervalBytes
 		l.segs = append(l.segs, s)
-		if !last && snapOff >= 0 && bases[i+1] <= snapOff && s.loadSealedIndex() {
-			s.lastOffset = bases[i+1] - 1
+		if end, ok := sealedEnd(bases, i, s, snapOff, shutdown); ok && s.loadSealedIndex() {
+			s.lastOffset = end - 1
 			prevLast = s.lastOffset
+			if last && s.size.Load() > 0 {
+				s.rollBaseTs = rollBaseUnknown
+			}
 			continue
 		}
 		end, err := l.recoverSegment(s, prevLast, last, last && !clean, snapOff)
@@ -176,8 +218,8 @@ func (l *Log) loadSegments(bases []int64, clean bool, snapOff int64) error {
 		if end < s.size.Load() {
 			// Everything from the first bad batch on is dropped, including later
 			// segments, as Kafka's recovery does: offsets must stay contiguous.
-			if err := s.f.Truncate(end); err != nil {
-				return fmt.Errorf("%w: truncating %s.log: %v", ErrStorage, s.path, err)
+			if err := s.truncate(end); err != nil {
+				return err
 			}
 			s.size.Store(end)
 			for _, later := range bases[i+1:] {
@@ -187,7 +229,7 @@ func (l *Log) loadSegments(bases []int64, clean bool, snapOff int64) error {
 				}
 			}
 			if !last {
-				// This segment becomes the active one: rebuild its index for appending.
+				// This segment becomes the active one: rebuild its index in memory.
 				s.imu.Lock()
 				err := s.rebuildIndexLocked(l.cfg.IndexIntervalBytes)
 				s.imu.Unlock()
@@ -208,12 +250,6 @@ func (l *Log) loadSegments(bases []int64, clean bool, snapOff int64) error {
 		l.segs = append(l.segs, s)
 	} else {
 		active := l.segs[len(l.segs)-1]
-		if err := active.writeIndexFiles(); err != nil {
-			return err
-		}
-		if err := active.openIndexFilesForAppend(false); err != nil {
-			return err
-		}
 		active.bytesSinceIndex = bytesSinceLastEntry(active)
 	}
 	active := l.segs[len(l.segs)-1]
@@ -234,6 +270,19 @@ func (l *Log) loadSegments(bases []int64, clean bool, snapOff int64) error {
 	}
 	l.ps.truncateHead(l.logStart.Load())
 	return nil
+}
+
+// sealedEnd reports whether segment i of bases (s) may be loaded from its index
+// files without being read, and if so the offset after its last batch: a
+// segment below the producer snapshot, or the last one if a clean shutdown left
+// it, and that snapshot, as they are.
+func sealedEnd(bases []int64, i int, s *segment, snapOff int64, shutdown *cleanShutdown) (int64, bool) {
+	if i < len(bases)-1 {
+		return bases[i+1], snapOff >= 0 && bases[i+1] <= snapOff
+	}
+	size := s.size.Load()
+	return snapOff, shutdown != nil && shutdown.end == snapOff && shutdown.activeBase == s.base &&
+		shutdown.activeSize == size && snapOff >= s.base && (snapOff == s.base) == (size == 0)
 }
 
 // replayProducers rebuilds the producer state from every batch header.
@@ -393,17 +442,15 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 	maxTs := stamp(batch, &bi, next, l.epoch.Load(), cfg, nowMs)
 
 	pos := seg.size.Load()
-	if _, err := seg.f.WriteAt(batch, pos); err != nil {
+	if err := seg.writeAt(batch, pos); err != nil {
 		// size was not advanced: the partial bytes are overwritten by the next
 		// append, or truncated by recovery.
-		return AppendResult{}, fmt.Errorf("%w: writing %s.log: %v", ErrStorage, seg.path, err)
+		return AppendResult{}, err
 	}
 	seg.size.Store(pos + int64(len(batch)))
 	seg.imu.Lock()
 	hdr := batchHeader{baseOffset: next, size: int64(len(batch)), lastOffset: lastOffset, maxTimestamp: maxTs}
-	// The batch is written: an index write error must not fail the produce. The
-	// index is a cache and is checked and rebuilt from the .log when reopened.
-	_ = seg.indexBatch(&hdr, pos, &seg.bytesSinceIndex, cfg.IndexIntervalBytes)
+	seg.indexBatch(&hdr, pos, &seg.bytesSinceIndex, cfg.IndexIntervalBytes)
 	seg.lastOffset = lastOffset
 	seg.imu.Unlock()
 	if pos == 0 {
@@ -463,6 +510,9 @@ func (l *Log) maybeRoll(size, incomingTs, lastOffset int64, now time.Time) (*seg
 }
 
 func (s *segment) timeWaited(nowMs, ts int64) int64 {
+	if s.rollBaseTs == rollBaseUnknown {
+		s.rollBaseTs = firstBatchTimestamp(s)
+	}
 	if s.rollBaseTs >= 0 {
 		return ts - s.rollBaseTs
 	}
@@ -506,19 +556,14 @@ func (l *Log) roll() (*segment, error) {
 	return s, nil
 }
 
-// sealSegment seals a rolled segment unless it was closed meanwhile (log closed,
-// or the segment deleted or replaced by the cleaner). It reports success.
+// sealSegment seals a rolled segment unless it was closed meanwhile (the
+// segment deleted or replaced by the cleaner). It reports success.
 func (l *Log) sealSegment(s *segment) bool {
-	s.fmu.RLock()
-	defer s.fmu.RUnlock()
-	if s.closed {
-		return false
-	}
-	if s.seal() != nil {
+	err := s.seal()
+	if err != nil && !errors.Is(err, errSegmentGone) {
 		l.sealFailed.Store(true)
-		return false
 	}
-	return true
+	return err == nil
 }
 
 func (l *Log) active() *segment {
@@ -584,23 +629,11 @@ func (l *Log) Close() error {
 	segs := l.segs
 	l.mu.Unlock()
 	l.sealing.Wait()
-	var err error
 	active := segs[len(segs)-1]
-	active.imu.Lock()
-	for _, f := range []*os.File{active.offF, active.timF} {
-		if f == nil {
-			continue
-		}
-		if e := f.Sync(); e != nil && err == nil {
-			err = e
-		}
-	}
-	active.imu.Unlock()
-	if e := active.f.Sync(); e != nil && err == nil {
-		err = e
-	}
+	end := l.end.Load().offset
+	err := active.seal()
 	if err == nil && !l.sealFailed.Load() {
-		err = writeSnapshot(l.dir, l.end.Load().offset, l.ps.encodeSnapshot())
+		err = writeSnapshot(l.dir, end, l.ps.encodeSnapshot())
 	}
 	for _, s := range segs {
 		if e := s.close(); e != nil && err == nil {
@@ -608,9 +641,9 @@ func (l *Log) Close() error {
 		}
 	}
 	if err == nil {
-		if f, e := os.Create(filepath.Join(l.dir, cleanShutdownFile)); e == nil {
-			f.Close()
-		}
+		// Not synced: a marker lost to a power failure only costs a scan.
+		shutdown := cleanShutdown{end: end, activeBase: active.base, activeSize: active.size.Load()}
+		_ = os.WriteFile(filepath.Join(l.dir, cleanShutdownFile), shutdown.encode(), 0o644)
 	} else {
 		err = fmt.Errorf("%w: closing log %s: %v", ErrStorage, l.dir, err)
 	}

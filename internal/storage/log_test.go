@@ -692,6 +692,10 @@ func TestChangedFiresOnAppend(t *testing.T) {
 }
 
 func TestConcurrentReadersDuringAppendsAndRetention(t *testing.T) {
+	testConcurrentReadersDuringAppendsAndRetention(t)
+}
+
+func testConcurrentReadersDuringAppendsAndRetention(t *testing.T) {
 	cfg := smallConfig()
 	cfg.RetentionBytes = 20000
 	l, _ := openTestLog(t, cfg)

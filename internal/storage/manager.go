@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -37,6 +38,12 @@ type Manager struct {
 	mu     sync.Mutex
 	logs   map[partitionKey]*Log
 	closed bool
+	// deferred holds partitions that need no recovery and are opened on first
+	// use (Defer), each with the function that opens it.
+	deferred map[partitionKey]func() error
+	// found names the partition directories the log dirs held when the
+	// Manager opened, so that NeedsRecovery need not look for the others.
+	found map[string]bool
 
 	deleting sync.WaitGroup
 	cleaning atomic.Bool // a RunCleaner is running
@@ -51,7 +58,8 @@ func OpenManager(dirs []string, logger *slog.Logger) (*Manager, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	m := &Manager{dirs: append([]string(nil), dirs...), logger: logger, logs: map[partitionKey]*Log{}}
+	m := &Manager{dirs: append([]string(nil), dirs...), logger: logger, logs: map[partitionKey]*Log{},
+		deferred: map[partitionKey]func() error{}, found: map[string]bool{}}
 	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("%w: creating log dir %s: %v", ErrStorage, d, err)
@@ -61,8 +69,12 @@ func OpenManager(dirs []string, logger *slog.Logger) (*Manager, error) {
 			return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 		}
 		for _, e := range ents {
-			if e.IsDir() && strings.HasSuffix(e.Name(), deleteSuffix) {
+			switch {
+			case !e.IsDir():
+			case strings.HasSuffix(e.Name(), deleteSuffix):
 				m.removeAsync(filepath.Join(d, e.Name()))
+			case isPartitionDirName(e.Name()):
+				m.found[e.Name()] = true
 			}
 		}
 	}
@@ -125,7 +137,61 @@ func (m *Manager) Log(topic string, partition int32, topicID [16]byte, cfg Confi
 		return nil, err
 	}
 	m.logs[key] = l
+	delete(m.deferred, key)
 	return l, nil
+}
+
+// NeedsRecovery reports whether the partition has a directory that was not
+// closed cleanly (its clean-shutdown marker is missing): a crash left it, and
+// its log must be opened, and so recovered, before anything is served from it.
+// A partition closed cleanly, or with no directory yet, can wait for Defer. It
+// is meant for startup: an open log has no marker.
+func (m *Manager) NeedsRecovery(topic string, partition int32) bool {
+	name := partitionDirName(topic, partition)
+	if !m.found[name] {
+		return false // created, if at all, by this Manager
+	}
+	for _, d := range m.dirs {
+		p := filepath.Join(d, name)
+		if _, err := os.Stat(filepath.Join(p, cleanShutdownFile)); err == nil {
+			return false
+		}
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// Defer registers a partition that NeedsRecovery does not report, to be opened
+// on first use rather than at startup; open opens it as a request would (with
+// its topic's configs at that time), and may find it no longer wanted. Until
+// then it costs this entry and no file, so a broker with many partitions starts
+// without reading them. RunRetention opens deferred logs, so that retention and
+// compaction reach partitions nobody uses.
+func (m *Manager) Defer(topic string, partition int32, open func() error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := partitionKey{topic, partition}
+	if !m.closed && m.logs[key] == nil {
+		m.deferred[key] = open
+	}
+}
+
+// openDeferred opens every log still deferred, until ctx ends.
+func (m *Manager) openDeferred(ctx context.Context) {
+	m.mu.Lock()
+	pending := m.deferred
+	m.deferred = map[partitionKey]func() error{}
+	m.mu.Unlock()
+	for key, open := range pending {
+		if ctx.Err() != nil {
+			return
+		}
+		if err := open(); err != nil && !errors.Is(err, ErrClosed) {
+			m.logger.Warn("opening partition log for retention", "topic", key.topic, "partition", key.partition, "err", err)
+		}
+	}
 }
 
 // leastLoadedDir picks the log dir holding the fewest partitions, as Kafka's
@@ -169,6 +235,11 @@ func (m *Manager) Get(topic string, partition int32) *Log {
 func (m *Manager) DeleteTopic(topic string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	for key := range m.deferred {
+		if key.topic == topic {
+			delete(m.deferred, key)
+		}
+	}
 	var firstErr error
 	for key, l := range m.logs {
 		if key.topic != topic {
@@ -233,7 +304,8 @@ func (m *Manager) removeAsync(dir string) {
 const DefaultCleanerBackoff = 15 * time.Second
 
 // RunRetention runs EnforceRetention on every log every interval
-// (log.retention.check.interval.ms) until ctx ends. It also runs the log cleaner
+// (log.retention.check.interval.ms) until ctx ends, opening deferred logs at
+// the first check. It also runs the log cleaner
 // (RunCleaner with DefaultCleanerBackoff) for as long as it runs, so that
 // starting retention starts every background log task, as Kafka's LogManager
 // does.
@@ -251,6 +323,7 @@ func (m *Manager) RunRetention(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
+			m.openDeferred(ctx)
 			for _, l := range m.openLogs() {
 				n, err := l.EnforceRetention(now)
 				if err != nil && !errors.Is(err, ErrClosed) {
@@ -321,19 +394,42 @@ func (m *Manager) cleanFilthiest(now time.Time) bool {
 	return res.EndOffset > res.FirstDirtyOffset
 }
 
+// closeWorkers is how many logs Close closes at once. Closing a log is a few
+// fsyncs (its sealed index files, the .log, the producer snapshot), which the
+// file system commits together when they come concurrently; one at a time, a
+// broker with 10,000 written partitions took over half a minute to stop.
+const closeWorkers = 16
+
 // Close closes every log and waits for background directory removals.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	m.closed = true
 	logs := m.logs
 	m.logs = map[partitionKey]*Log{}
+	m.deferred = map[partitionKey]func() error{}
 	m.mu.Unlock()
-	var firstErr error
-	for _, l := range logs {
-		if err := l.Close(); err != nil && !errors.Is(err, ErrClosed) && firstErr == nil {
-			firstErr = err
-		}
+	var (
+		wg       sync.WaitGroup
+		errMu    sync.Mutex
+		firstErr error
+	)
+	work := make(chan *Log)
+	for range min(closeWorkers, len(logs)) {
+		wg.Go(func() {
+			for l := range work {
+				if err := l.Close(); err != nil && !errors.Is(err, ErrClosed) {
+					errMu.Lock()
+					firstErr = cmp.Or(firstErr, err)
+					errMu.Unlock()
+				}
+			}
+		})
 	}
+	for _, l := range logs {
+		work <- l
+	}
+	close(work)
+	wg.Wait()
 	m.deleting.Wait()
 	return firstErr
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,32 +16,39 @@ import (
 //
 // Locking: the owning Log's appendMu serializes every writer (append, roll,
 // retention, close). Readers never take it: they read committed bytes (size) with
-// ReadAt under fmu.RLock, and the index under imu.RLock.
+// ReadAt on the file acquire returns (holding fmu.RLock), and the index under
+// imu.RLock.
 type segment struct {
 	base int64
 	path string // dir/<20-digit base offset>, without extension
-	f    *os.File
 
 	// size is the number of bytes of whole, committed batches. Readers never read
 	// past it, so they never see a batch being written.
 	size atomic.Int64
 
-	fmu    sync.RWMutex // Lock to close the file; readers hold RLock while reading
+	// fmu is held (RLock) by whoever uses f, and locked to open or close it: by
+	// close, and by the file cache (files.go), which closes f when too many
+	// segment files are open and acquire reopens it.
+	fmu    sync.RWMutex
+	f      *os.File // the .log; nil while not open
 	closed bool
+	used   atomic.Bool // used since the cache's last sweep
+	slot   int         // index in openFiles.open, -1 if f is not open there (guarded by openFiles.mu)
 
 	imu        sync.RWMutex
 	loaded     bool // off/tim hold the index (closed segments load it lazily)
 	off        []offsetEntry
 	tim        []timeEntry
-	offF, timF *os.File // open while the segment is active
-	maxTs      int64    // largest batch max timestamp in the segment (-1: none)
-	maxTsOff   int64    // last offset of the batch holding maxTs
-	lastOffset int64    // last offset written (base-1 if empty)
+	maxTs      int64 // largest batch max timestamp in the segment (-1: none)
+	maxTsOff   int64 // last offset of the batch holding maxTs
+	lastOffset int64 // last offset written (base-1 if empty)
 
 	// Appender-only state (guarded by the Log's appendMu).
 	bytesSinceIndex int64
-	rollBaseTs      int64 // max timestamp of the first batch: what segment.ms measures from
-	created         time.Time
+	// rollBaseTs is the max timestamp of the first batch, what segment.ms measures
+	// from (-1: none; rollBaseUnknown: not read yet, as after a clean reopen).
+	rollBaseTs int64
+	created    time.Time
 	// interval is index.interval.bytes when the segment was opened, used if its
 	// index has to be rebuilt lazily.
 	interval int32
@@ -59,35 +67,34 @@ func newSegmentState(dir string, base int64) *segment {
 		lastOffset: base - 1,
 		rollBaseTs: -1,
 		created:    time.Now(),
+		slot:       -1,
 	}
 }
 
-// createSegment makes a new, empty active segment. Leftover files of the same name
-// (a crash right after a roll) are truncated.
+// rollBaseUnknown marks a rollBaseTs to be read from the segment's first batch
+// when first needed, as Kafka's LogSegment loads its rollingBasedTimestamp.
+const rollBaseUnknown = math.MinInt64
+
+// createSegment makes a new, empty active segment. A leftover .log of the same
+// name (a crash right after a roll) is truncated.
 func createSegment(dir string, base int64) (*segment, error) {
 	s := newSegmentState(dir, base)
 	var err error
 	if s.f, err = os.OpenFile(s.path+".log", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
-	if err := s.openIndexFilesForAppend(true); err != nil {
-		s.f.Close()
-		return nil, err
-	}
+	// Its index lives in memory until seal writes the files.
 	s.loaded = true
+	openFiles.add(s)
 	return s, nil
 }
 
-// openSegmentFile opens an existing .log; indexes are loaded separately.
-func openSegmentFile(dir string, base int64) (*segment, error) {
+// statSegment describes an existing .log without opening it: the file cache
+// opens it on first read. Indexes are loaded separately.
+func statSegment(dir string, base int64) (*segment, error) {
 	s := newSegmentState(dir, base)
-	var err error
-	if s.f, err = os.OpenFile(s.path+".log", os.O_RDWR, 0o644); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
-	}
-	st, err := s.f.Stat()
+	st, err := os.Stat(s.path + ".log")
 	if err != nil {
-		s.f.Close()
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	s.size.Store(st.Size())
@@ -95,33 +102,42 @@ func openSegmentFile(dir string, base int64) (*segment, error) {
 	return s, nil
 }
 
-func (s *segment) openIndexFilesForAppend(truncate bool) error {
-	flags := os.O_RDWR | os.O_CREATE
-	if truncate {
-		flags |= os.O_TRUNC
+// readAt reads committed bytes. It returns errSegmentGone if the segment was
+// deleted (by retention) or closed meanwhile.
+func (s *segment) readAt(p []byte, pos int64) error {
+	f, err := s.acquire()
+	if err != nil {
+		return err
 	}
-	var err error
-	if s.offF, err = os.OpenFile(s.path+".index", flags, 0o644); err != nil {
-		return fmt.Errorf("%w: %v", ErrStorage, err)
-	}
-	if s.timF, err = os.OpenFile(s.path+".timeindex", flags, 0o644); err != nil {
-		s.offF.Close()
-		s.offF = nil
-		return fmt.Errorf("%w: %v", ErrStorage, err)
+	defer s.release()
+	if _, err := f.ReadAt(p, pos); err != nil && !(errors.Is(err, io.EOF) && len(p) == 0) {
+		return fmt.Errorf("%w: reading %s.log at %d: %v", ErrStorage, s.path, pos, err)
 	}
 	return nil
 }
 
-// readAt reads committed bytes. It returns errSegmentGone if the segment was
-// deleted (by retention) or closed meanwhile.
-func (s *segment) readAt(p []byte, pos int64) error {
-	s.fmu.RLock()
-	defer s.fmu.RUnlock()
-	if s.closed {
-		return errSegmentGone
+// writeAt writes an appended batch (the appender's only write to the .log).
+func (s *segment) writeAt(p []byte, pos int64) error {
+	f, err := s.acquire()
+	if err != nil {
+		return err
 	}
-	if _, err := s.f.ReadAt(p, pos); err != nil && !(errors.Is(err, io.EOF) && len(p) == 0) {
-		return fmt.Errorf("%w: reading %s.log at %d: %v", ErrStorage, s.path, pos, err)
+	defer s.release()
+	if _, err := f.WriteAt(p, pos); err != nil {
+		return fmt.Errorf("%w: writing %s.log: %v", ErrStorage, s.path, err)
+	}
+	return nil
+}
+
+// truncate cuts the .log to size (recovery dropping a bad tail).
+func (s *segment) truncate(size int64) error {
+	f, err := s.acquire()
+	if err != nil {
+		return err
+	}
+	defer s.release()
+	if err := f.Truncate(size); err != nil {
+		return fmt.Errorf("%w: truncating %s.log: %v", ErrStorage, s.path, err)
 	}
 	return nil
 }
@@ -194,11 +210,19 @@ func (s *segment) ensureIndex() error {
 		s.loaded = true
 		return nil
 	}
-	return s.rebuildIndexLocked(s.interval)
+	if err := s.rebuildIndexLocked(s.interval); err != nil {
+		return err
+	}
+	if s.size.Load() > 0 {
+		// A closed segment's time index ends with its largest timestamp, as
+		// sealing leaves it.
+		s.appendTimeEntry(s.maxTs, int32(s.maxTsOff-s.base))
+	}
+	return s.writeIndexFiles()
 }
 
-// rebuildIndexLocked rescans the .log's batch headers and rewrites both indexes.
-// Caller holds imu.Lock.
+// rebuildIndexLocked rescans the .log's batch headers and rebuilds both indexes
+// in memory. Caller holds imu.Lock.
 func (s *segment) rebuildIndexLocked(interval int32) error {
 	s.off, s.tim = s.off[:0], s.tim[:0]
 	s.maxTs, s.maxTsOff = -1, s.base-1
@@ -215,13 +239,7 @@ func (s *segment) rebuildIndexLocked(interval int32) error {
 		pos += h.size
 	}
 	s.lastOffset = lastOff
-	if size > 0 {
-		s.appendTimeEntry(s.maxTs, int32(s.maxTsOff-s.base))
-	}
 	s.loaded = true
-	if s.offF == nil {
-		return s.writeIndexFiles()
-	}
 	return nil
 }
 
@@ -229,63 +247,61 @@ func (s *segment) rebuildIndexLocked(interval int32) error {
 // track the max timestamp, and once more than index.interval.bytes were written
 // since the last entry, index this batch (its last offset -> its position) in the
 // offset index and the current max timestamp in the time index.
-func (s *segment) indexBatch(h *batchHeader, pos int64, since *int64, interval int32) error {
+func (s *segment) indexBatch(h *batchHeader, pos int64, since *int64, interval int32) {
 	if h.maxTimestamp > s.maxTs {
 		s.maxTs, s.maxTsOff = h.maxTimestamp, h.lastOffset
 	}
 	if *since > int64(interval) {
-		if err := s.appendOffsetEntry(int32(h.lastOffset-s.base), int32(pos)); err != nil {
-			return err
-		}
-		if err := s.appendTimeEntry(s.maxTs, int32(s.maxTsOff-s.base)); err != nil {
-			return err
-		}
+		s.appendOffsetEntry(int32(h.lastOffset-s.base), int32(pos))
+		s.appendTimeEntry(s.maxTs, int32(s.maxTsOff-s.base))
 		*since = 0
 	}
 	*since += h.size
-	return nil
 }
 
 // largestTimestamp is what retention.ms compares against (Kafka: the max record
 // timestamp, or the file's modification time if no record has a timestamp).
 func (s *segment) largestTimestamp() int64 {
 	s.imu.RLock()
-	defer s.imu.RUnlock()
-	if s.maxTs >= 0 {
-		return s.maxTs
+	ts := s.maxTs
+	s.imu.RUnlock()
+	if ts >= 0 {
+		return ts
 	}
-	if st, err := s.f.Stat(); err == nil {
-		return st.ModTime().UnixMilli()
-	}
-	return s.created.UnixMilli()
+	return s.modTime().UnixMilli()
 }
 
-// seal turns the active segment into a closed one: the final time index entry is
-// written (so the last entry is the segment's max timestamp, as Kafka guarantees on
-// roll) and files are synced; Kafka's page-cache durability model syncs on roll
-// rather than per append.
+// modTime is the .log's modification time (its creation time if it cannot be
+// read), from the file system so that an evicted file need not be reopened.
+func (s *segment) modTime() time.Time {
+	if st, err := os.Stat(s.path + ".log"); err == nil {
+		return st.ModTime()
+	}
+	return s.created
+}
+
+// seal turns the active segment into a closed one, as Kafka does on roll and
+// on close: the final time index entry is added (so the last entry is the
+// segment's max timestamp), both index files are written whole from memory,
+// and they and the .log are synced; Kafka's page-cache durability model syncs
+// on roll rather than per append. It returns errSegmentGone if the segment was
+// closed meanwhile (deleted, or replaced by the cleaner): holding the file for
+// the whole seal keeps a concurrent delete from racing with the index writes.
 func (s *segment) seal() error {
+	f, err := s.acquire()
+	if err != nil {
+		return err
+	}
+	defer s.release()
 	s.imu.Lock()
-	var err error
 	if s.size.Load() > 0 {
-		err = s.appendTimeEntry(s.maxTs, int32(s.maxTsOff-s.base))
+		s.appendTimeEntry(s.maxTs, int32(s.maxTsOff-s.base))
 	}
-	offF, timF := s.offF, s.timF
-	s.offF, s.timF = nil, nil
+	index := s.encodeIndex()
 	s.imu.Unlock()
-	for _, f := range []*os.File{offF, timF} {
-		if f == nil {
-			continue
-		}
-		if e := f.Sync(); e != nil && err == nil {
-			err = e
-		}
-		if e := f.Close(); e != nil && err == nil {
-			err = e
-		}
-	}
-	if e := s.f.Sync(); e != nil && err == nil {
-		err = e
+	err = index.write(s.path, "", true)
+	if err == nil {
+		err = f.Sync()
 	}
 	if err != nil {
 		return fmt.Errorf("%w: sealing segment %s: %v", ErrStorage, s.path, err)
@@ -293,7 +309,7 @@ func (s *segment) seal() error {
 	return nil
 }
 
-// close releases the files, waiting for in-flight reads.
+// close releases the file, waiting for in-flight reads.
 func (s *segment) close() error {
 	s.fmu.Lock()
 	defer s.fmu.Unlock()
@@ -301,20 +317,12 @@ func (s *segment) close() error {
 		return nil
 	}
 	s.closed = true
-	var err error
-	s.imu.Lock()
-	for _, f := range []*os.File{s.offF, s.timF} {
-		if f != nil {
-			if e := f.Close(); e != nil && err == nil {
-				err = e
-			}
-		}
+	if s.f == nil {
+		return nil
 	}
-	s.offF, s.timF = nil, nil
-	s.imu.Unlock()
-	if e := s.f.Close(); e != nil && err == nil {
-		err = e
-	}
+	openFiles.remove(s)
+	err := s.f.Close()
+	s.f = nil
 	return err
 }
 
