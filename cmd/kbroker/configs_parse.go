@@ -199,6 +199,11 @@ func parseAddConfig(s string, into *configAdds) error {
 			return usageError(`invalid entity config: all configs to be added must be in the format "key=val"`)
 		}
 		k := strings.TrimSpace(kv[0])
+		// Kafka's tool lets "=v" through and the broker then refuses a
+		// config without a name; say so here, before any request.
+		if k == "" {
+			return usageError("invalid entity config: empty config key")
+		}
 		if !validConfigKey(k) {
 			return usagef("invalid config key %q (allowed: letters, digits, '.', '_' and '-')", k)
 		}

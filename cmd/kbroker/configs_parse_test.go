@@ -39,3 +39,13 @@ func TestJavaDouble(t *testing.T) {
 		}
 	}
 }
+
+// Found by FuzzAddConfig: "=v" passed as a config with an empty name,
+// which the broker can only refuse.
+func TestAddConfigRefusesEmptyKey(t *testing.T) {
+	for _, in := range []string{"=v", " = v", "a=1,=2", "=[x,y]"} {
+		if err := parseAddConfig(in, &configAdds{}); err == nil {
+			t.Errorf("%q parsed", in)
+		}
+	}
+}

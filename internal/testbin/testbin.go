@@ -1,6 +1,7 @@
 // Package testbin builds the kbroker binary once per test process, for
 // tests that run the broker or the CLI as a separate process (kill -9,
-// SIGTERM, exit codes), and removes it when the tests end.
+// SIGTERM, exit codes), and removes it when the tests end. Broker runs
+// "kbroker serve" over a directory that restarts reuse.
 package testbin
 
 import (

@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -41,6 +40,10 @@ type Conn struct {
 	mutedUntil atomic.Int64
 
 	sec connSecurity // TLS and SASL state (sasl.go, tls.go)
+
+	// held is what this connection's requests hold of the server's
+	// request memory, read or queued and not yet handled.
+	held atomic.Int64
 }
 
 // Mute stops serving this connection's next request for d, as Kafka mutes
@@ -116,7 +119,8 @@ func (c *Conn) serve(ctx context.Context) {
 	readErr := make(chan error, 1)
 	go func() { readErr <- c.readLoop(ctx, reqs) }()
 
-	w := bufio.NewWriterSize(progressWriter{c: c, ctx: ctx}, 64<<10)
+	w := &pooledWriter{dst: progressWriter{c: c, ctx: ctx}}
+	defer w.release()
 	var cur *Request // released once handled, or when the loop ends early
 	for req := range reqs {
 		cur = req
@@ -128,7 +132,7 @@ func (c *Conn) serve(ctx context.Context) {
 		}
 		if req.Key == rawSASLKey {
 			buf, err := c.serveRaw(req)
-			c.srv.queued.release(req)
+			c.release(req)
 			if err == nil {
 				_, err = w.Write(buf)
 			}
@@ -142,7 +146,7 @@ func (c *Conn) serve(ctx context.Context) {
 			continue
 		}
 		resp, err := c.handle(ctx, req)
-		c.srv.queued.release(req)
+		c.release(req)
 		if err != nil {
 			c.log.Info("closing connection", "api", kmsg.NameForKey(req.Key), "version", req.Version, "err", err)
 			break
@@ -168,9 +172,9 @@ func (c *Conn) serve(ctx context.Context) {
 		}
 	}
 	c.nc.Close()
-	c.srv.queued.release(cur)
+	c.release(cur)
 	for req := range reqs { // let the reader finish
-		c.srv.queued.release(req)
+		c.release(req)
 	}
 	if err := <-readErr; err != nil && !isClosed(err) {
 		c.log.Info("closing connection", "err", err)
@@ -193,11 +197,12 @@ func (c *Conn) handle(ctx context.Context, req *Request) (resp kmsg.Response, er
 func (c *Conn) readLoop(ctx context.Context, reqs chan<- *Request) error {
 	defer close(reqs)
 	dr := &deadlineReader{c: c, ctx: ctx}
-	r := bufio.NewReaderSize(dr, 64<<10)
+	r := &pooledReader{src: dr}
+	defer r.release()
 	var size [4]byte
 	for {
 		dr.frameEnd = time.Time{}
-		if _, err := io.ReadFull(r, size[:]); err != nil {
+		if _, err := r.readSize(size[:]); err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
 				return fmt.Errorf("idle for longer than connections.max.idle.ms")
 			}
@@ -209,15 +214,13 @@ func (c *Conn) readLoop(ctx context.Context, reqs chan<- *Request) error {
 		if lo, hi := c.frameBounds(); n < lo || n > hi {
 			return fmt.Errorf("frame of %d bytes is outside [%d, %d] (socket.request.max.bytes, or the SASL token limit)", n, lo, hi)
 		}
-		// Stop reading while the broker holds too many unhandled bytes
-		// (queued.max.request.bytes); the client's sends back up in TCP.
-		if err := c.srv.queued.reserve(ctx, int(n)); err != nil {
+		if err := c.reserve(ctx, int(n)); err != nil {
 			return nil
 		}
 		frame := bufpool.Get(int(n))
 		dr.frameEnd = time.Now().Add(frameReadTimeout)
 		if _, err := io.ReadFull(r, frame); err != nil {
-			c.srv.queued.give(int(n))
+			c.unreserve(int(n))
 			return err
 		}
 		var req *Request
@@ -229,7 +232,7 @@ func (c *Conn) readLoop(ctx context.Context, reqs chan<- *Request) error {
 				// Nothing refers to a frame that did not parse: reuse it,
 				// so a stream of bad frames does not pile up garbage.
 				bufpool.Put(frame)
-				c.srv.queued.give(int(n))
+				c.unreserve(int(n))
 				return err
 			}
 		}
@@ -237,9 +240,51 @@ func (c *Conn) readLoop(ctx context.Context, reqs chan<- *Request) error {
 		select {
 		case reqs <- req:
 		case <-ctx.Done():
-			c.srv.queued.release(req)
+			c.release(req)
 			return nil
 		}
+	}
+}
+
+// smallRequests is how many bytes of requests a connection may always
+// have read, whatever queued.max.request.bytes has left: the budget is
+// shared, and a few connections trickling huge frames (each let in while
+// any budget was left, each holding its bytes until its last byte comes)
+// would otherwise keep every other client waiting, for as long as they
+// keep it up. With it a client of ordinary small requests (metadata,
+// fetch, commits, small produces) is always served; the bytes still count
+// against the budget, which then holds off big frames only. What the
+// broker holds is bounded by the budget, one frame over it, and this per
+// connection.
+const smallRequests = 16 << 10
+
+// reserve takes n bytes of the server's request memory for the next
+// frame, before it is read: at once while the connection holds little
+// (smallRequests), else waiting while the broker holds too many unhandled
+// bytes (queued.max.request.bytes), not reading, so the client's sends
+// back up in TCP. It fails only when ctx ends.
+func (c *Conn) reserve(ctx context.Context, n int) error {
+	if c.held.Load()+int64(n) <= smallRequests {
+		c.srv.queued.take(n)
+	} else if err := c.srv.queued.reserve(ctx, n); err != nil {
+		return err
+	}
+	c.held.Add(int64(n))
+	return nil
+}
+
+// unreserve gives back the bytes of a frame that never became a request.
+func (c *Conn) unreserve(n int) {
+	c.held.Add(-int64(n))
+	c.srv.queued.give(n)
+}
+
+// release gives back the bytes req holds, once; only the goroutine that
+// owns req calls it.
+func (c *Conn) release(req *Request) {
+	if req != nil {
+		c.held.Add(-int64(req.queued))
+		c.srv.queued.release(req)
 	}
 }
 

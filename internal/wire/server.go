@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"sync"
@@ -32,12 +33,29 @@ type ListenerSpec struct {
 	SASL *auth.Mechanisms
 }
 
+// ListenerSecurity is what a listener's new connections are secured with.
+type ListenerSecurity struct {
+	TLS  *tls.Config
+	SASL *auth.Mechanisms
+}
+
 // Limits bound how many connections the server holds (Kafka's
 // max.connections, max.connections.per.ip and its overrides).
 type Limits struct {
 	MaxConnections int
 	MaxPerIP       int
 	PerIPOverrides map[string]int
+}
+
+// AcceptRate is the broker-wide and listener-wide connection creation rate
+// (max.connection.creation.rate). The accept loop of a listener waits in
+// Admit, accepting nothing else, until the rates allow the connection it
+// holds: over the rate, clients queue in the listen backlog rather than
+// being refused. Admit fails only when ctx ends. Refund takes back a
+// connection that is refused after all (over its IP's rate).
+type AcceptRate interface {
+	Admit(ctx context.Context, listener string) (waited time.Duration, err error)
+	Refund(listener string)
 }
 
 // Options configure a Server.
@@ -48,7 +66,11 @@ type Options struct {
 	// ConnectionRate charges a new connection from ip to its connection
 	// creation quota; a positive result means the connection is over the
 	// rate and is closed after that delay, unanswered (KIP-612). Nil: none.
-	ConnectionRate  func(ip string) time.Duration
+	ConnectionRate func(ip string) time.Duration
+	// AcceptRate holds each new connection until its listener's and the
+	// broker's connection creation rates allow it (KIP-612). Nil: none.
+	AcceptRate AcceptRate
+
 	MaxRequestBytes int32         // socket.request.max.bytes
 	MaxReauth       time.Duration // connections.max.reauth.ms; 0: sessions never expire
 	IdleTimeout     time.Duration // connections.max.idle.ms; 0 disables
@@ -76,10 +98,12 @@ type Server struct {
 
 	limits         func() Limits
 	connectionRate func(ip string) time.Duration
+	acceptRate     AcceptRate
 
 	mu        sync.Mutex
 	listeners []net.Listener
-	specs     []ListenerSpec // of each listener, in the same order
+	specs     []ListenerSpec                               // of each listener, in the same order
+	security  map[string]*atomic.Pointer[ListenerSecurity] // by listener name; read by accept
 	conns     map[*Conn]struct{}
 	perIP     map[string]int
 	wg        sync.WaitGroup
@@ -93,8 +117,9 @@ func NewServer(handler Handler, opts Options) *Server {
 		handler: handler, maxRequestBytes: opts.MaxRequestBytes, idleTimeout: opts.IdleTimeout,
 		metrics: opts.Metrics, log: opts.Logger, ctx: ctx, cancel: cancel,
 		conns: map[*Conn]struct{}{}, perIP: map[string]int{}, timers: map[int16]*metrics.RequestTimer{},
-		limits: opts.Limits, connectionRate: opts.ConnectionRate, maxReauth: opts.MaxReauth,
-		queued: newRequestMemory(opts.QueuedMaxRequestBytes),
+		limits: opts.Limits, connectionRate: opts.ConnectionRate, acceptRate: opts.AcceptRate, maxReauth: opts.MaxReauth,
+		queued:   newRequestMemory(opts.QueuedMaxRequestBytes),
+		security: map[string]*atomic.Pointer[ListenerSecurity]{},
 	}
 	if s.metrics != nil {
 		for key := int16(0); key < 100; key++ {
@@ -116,9 +141,12 @@ func (s *Server) Listen(specs []ListenerSpec) ([]net.Addr, error) {
 			s.Close()
 			return nil, err
 		}
+		sec := &atomic.Pointer[ListenerSecurity]{}
+		sec.Store(&ListenerSecurity{TLS: spec.TLS, SASL: spec.SASL})
 		s.mu.Lock()
 		s.listeners = append(s.listeners, ln)
 		s.specs = append(s.specs, spec)
+		s.security[spec.Name] = sec
 		s.mu.Unlock()
 		addrs = append(addrs, ln.Addr())
 	}
@@ -133,11 +161,11 @@ func (s *Server) Serve() {
 	defer s.mu.Unlock()
 	for i, ln := range s.listeners {
 		s.wg.Add(1)
-		go s.accept(ln, s.specs[i])
+		go s.accept(ln, s.specs[i], s.security[s.specs[i].Name])
 	}
 }
 
-func (s *Server) accept(ln net.Listener, spec ListenerSpec) {
+func (s *Server) accept(ln net.Listener, spec ListenerSpec, security *atomic.Pointer[ListenerSecurity]) {
 	defer s.wg.Done()
 	var gauge interface {
 		Inc()
@@ -159,15 +187,31 @@ func (s *Server) accept(ln net.Listener, spec ListenerSpec) {
 		if tcp, ok := nc.(*net.TCPConn); ok {
 			tcp.SetNoDelay(true)
 		}
+		if s.acceptRate != nil {
+			waited, err := s.acceptRate.Admit(s.ctx, spec.Name)
+			if err != nil {
+				nc.Close()
+				return
+			}
+			if waited > time.Millisecond {
+				s.log.Debug("accept held by the connection creation rate", "listener", spec.Name, "waited", waited)
+			}
+		}
+		// The security of this very moment: a dynamic change applies to the
+		// connections accepted after it, the others keep theirs.
+		sec := security.Load()
 		c := &Conn{
 			ID: s.nextID.Add(1), Listener: spec.Name, Protocol: spec.Protocol, Remote: nc.RemoteAddr(),
-			Principal: "User:ANONYMOUS", nc: wrapTLS(nc, spec), srv: s,
+			Principal: "User:ANONYMOUS", nc: wrapTLS(nc, sec.TLS), srv: s,
 		}
-		c.sec.mechanisms = spec.SASL
+		c.sec.mechanisms = sec.SASL
 		c.log = s.log.With("conn", c.ID, "remote", c.Remote.String(), "listener", spec.Name)
 		ip := c.RemoteIP()
 		if s.connectionRate != nil {
 			if delay := s.connectionRate(ip); delay > 0 {
+				if s.acceptRate != nil {
+					s.acceptRate.Refund(spec.Name)
+				}
 				c.log.Debug("connection over its creation rate; closing it after the throttle", "delay", delay)
 				time.AfterFunc(delay, func() { nc.Close() })
 				continue
@@ -206,6 +250,24 @@ func (s *Server) accept(ln net.Listener, spec ListenerSpec) {
 			}
 		}()
 	}
+}
+
+// SetListenerSecurity replaces the TLS config and SASL mechanisms of the
+// named listener for the connections accepted from now on; connections
+// already open keep the ones they started with. The caller keeps the
+// listener's protocol (TLS set exactly on SSL listeners, SASL on SASL ones).
+func (s *Server) SetListenerSecurity(name string, sec ListenerSecurity) error {
+	s.mu.Lock()
+	p := s.security[name]
+	s.mu.Unlock()
+	if p == nil {
+		return fmt.Errorf("no listener %s", name)
+	}
+	if cur := p.Load(); (cur.TLS == nil) != (sec.TLS == nil) || (cur.SASL == nil) != (sec.SASL == nil) {
+		return fmt.Errorf("listener %s cannot change its security protocol", name)
+	}
+	p.Store(&sec)
+	return nil
 }
 
 // overLimit says why a new connection from ip must be refused, or "". The
@@ -305,6 +367,17 @@ func (m *requestMemory) release(req *Request) {
 		m.give(req.queued)
 		req.queued = 0
 	}
+}
+
+// take charges n bytes without waiting, even past the budget: for the
+// small requests every connection may have in (Conn.reserve).
+func (m *requestMemory) take(n int) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	m.free -= int64(n)
+	m.mu.Unlock()
 }
 
 // give returns n bytes and wakes the connections waiting for them.

@@ -25,12 +25,12 @@ import (
 const tlsHandshakeTimeout = 10 * time.Second
 
 // wrapTLS returns nc as the server side of a TLS connection when the
-// listener has TLS.
-func wrapTLS(nc net.Conn, spec ListenerSpec) net.Conn {
-	if spec.TLS == nil {
+// listener has TLS (cfg, its config when the connection was accepted).
+func wrapTLS(nc net.Conn, cfg *tls.Config) net.Conn {
+	if cfg == nil {
 		return nc
 	}
-	return tls.Server(nc, spec.TLS)
+	return tls.Server(nc, cfg)
 }
 
 // handshakeTLS completes the TLS handshake, if any, and derives the

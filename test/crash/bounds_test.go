@@ -45,16 +45,21 @@ func dialServed(addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	if _, err := nc.Write(apiVersionsFrame(1)); err != nil {
-		nc.Close()
-		return nil, err
-	}
-	if _, err := readResponse(nc, 5*time.Second); err != nil {
+	if err := serveOne(nc); err != nil {
 		nc.Close()
 		return nil, err
 	}
 	return nc, nil
+}
+
+// serveOne has one ApiVersions answered on nc.
+func serveOne(nc net.Conn) error {
+	nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if _, err := nc.Write(apiVersionsFrame(1)); err != nil {
+		return err
+	}
+	_, err := readResponse(nc, 5*time.Second)
+	return err
 }
 
 // goodClient is a well-behaved franz-go producer and consumer that keeps
@@ -143,8 +148,8 @@ func (g *goodClient) finish(t *testing.T, slowest time.Duration) {
 // With queued.max.request.bytes=32 MiB, many clients each trickling a
 // 16 MiB frame cannot make the broker hold more than about the bound in
 // frames: it stops reading from connections while the bound is spent, and
-// the senders back up in TCP. A well-behaved client is still served (it
-// waits at most for a sender to finish), and the broker's peak RSS grows
+// the senders back up in TCP. A well-behaved client is still served (its
+// small requests do not wait for the budget), and the broker's peak RSS grows
 // by a fraction of what the frames add up to. (Without the bound the
 // same attack grows it by the sum: 24 × 16 MiB.)
 func TestQueuedMaxRequestBytesBoundsMemory(t *testing.T) {
@@ -161,9 +166,9 @@ func TestQueuedMaxRequestBytesBoundsMemory(t *testing.T) {
 	if os.Getenv("KBROKER_CRASH_UNBOUNDED") != "" { // the control: what the bound prevents
 		props = nil
 	}
-	dir := newBrokerDir(t, props, false)
-	p := dir.start(t)
-	good := startGoodClient(t, p.addr, "well-behaved", 20*time.Millisecond)
+	dir := newBroker(t, props, false)
+	p := run(t, dir)
+	good := startGoodClient(t, p.Addr, "well-behaved", 20*time.Millisecond)
 	time.Sleep(300 * time.Millisecond)
 	baseline := p.statusBytes(t, "VmHWM")
 
@@ -177,7 +182,7 @@ func TestQueuedMaxRequestBytesBoundsMemory(t *testing.T) {
 	start := time.Now()
 	for range senders {
 		wg.Go(func() {
-			nc, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
+			nc, err := net.DialTimeout("tcp", p.Addr, 5*time.Second)
 			if err != nil {
 				t.Errorf("dial: %v", err)
 				return
@@ -210,7 +215,7 @@ func TestQueuedMaxRequestBytesBoundsMemory(t *testing.T) {
 	wg.Wait()
 	took := time.Since(start)
 	good.finish(t, 10*time.Second)
-	p.alive(t)
+	p.Alive(t)
 	peak := p.statusBytes(t, "VmHWM")
 	growth := peak - baseline
 	t.Logf("%d senders × %d MiB frames in %v: broker peak RSS %d MiB → %d MiB (+%d MiB; bound %d MiB, frames in all %d MiB)",
@@ -225,85 +230,97 @@ func TestQueuedMaxRequestBytesBoundsMemory(t *testing.T) {
 	}
 }
 
-// 2,000 connections that say ApiVersions and then nothing are all closed
-// once connections.max.idle.ms passes, while a franz-go client producing
-// and fetching all along is served without a failure; afterwards the
-// broker's connection count and goroutines are back where they were.
+// 10,000 connections that say ApiVersions and then nothing are all held
+// at a bounded cost in memory, and all closed once connections.max.idle.ms
+// passes, while a franz-go client producing and fetching all along is
+// served without a failure; afterwards the broker's connection count and
+// goroutines are back where they were. max.connections and
+// max.connections.per.ip are set above what the test opens, and a per-IP
+// override for 127.0.0.2 is still enforced with the 10,000 open. The
+// broker is its own process, so each side has the fds for its half of
+// the connections.
 func TestIdleConnectionsClosedWhileClientsWork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the kbroker binary")
 	}
 	const (
-		idle  = 3 * time.Second
-		conns = 2000
+		idle  = 8 * time.Second
+		conns = 10_000
+		// maxPerConn bounds the broker's RSS growth per idle connection.
+		maxPerConn = 48 << 10
+		otherIP    = "127.0.0.2"
+		otherLimit = 5
 	)
-	dir := newBrokerDir(t, map[string]string{"connections.max.idle.ms": fmt.Sprint(idle.Milliseconds())}, false)
-	p := dir.start(t)
+	dir := newBroker(t, map[string]string{
+		"connections.max.idle.ms":          fmt.Sprint(idle.Milliseconds()),
+		"max.connections":                  fmt.Sprint(conns + 200),
+		"max.connections.per.ip":           fmt.Sprint(conns + 100),
+		"max.connections.per.ip.overrides": fmt.Sprintf("%s:%d", otherIP, otherLimit),
+	}, false)
+	p := run(t, dir)
 	// Polling more often than idle keeps the client's connections busy;
 	// a connection of it that does fall idle is closed and redialled.
-	good := startGoodClient(t, p.addr, "busy", 50*time.Millisecond)
+	good := startGoodClient(t, p.Addr, "busy", 50*time.Millisecond)
 	time.Sleep(500 * time.Millisecond)
 	before := p.scrape(t)
 	rssBefore := p.statusBytes(t, "VmRSS")
 
-	opened := time.Now()
-	idleConns := make([]net.Conn, 0, conns)
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 64)
-	for range conns {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			nc, err := dialServed(p.addr)
-			if err != nil {
-				t.Errorf("idle connection not served: %v", err)
-				return
-			}
-			mu.Lock()
-			idleConns = append(idleConns, nc)
-			mu.Unlock()
-		})
+	// A first wave, closed by the client at once, leaves the broker's heap
+	// with freed memory to reuse, as a broker that has run for a while
+	// has: what the second wave's connections hold is then touched (the
+	// runtime zeroes reused memory), not just reserved.
+	for _, ic := range openIdle(t, p.Addr, conns) {
+		ic.nc.Close()
 	}
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
+	if !waitFor(10*time.Second, func() bool {
+		return p.scrape(t)["kbroker_open_connections"] <= before["kbroker_open_connections"]+2
+	}) {
+		t.Fatalf("the first wave's connections are still open: %v", p.scrape(t)["kbroker_open_connections"])
 	}
-	openedIn := time.Since(opened)
+
+	start := time.Now()
+	idleConns := openIdle(t, p.Addr, conns)
+	openedIn := time.Since(start)
 	during := p.scrape(t)
 	rssDuring := p.statusBytes(t, "VmRSS")
+	perConn := float64(rssDuring-rssBefore) / conns
 	t.Logf("%d idle connections opened in %v: open connections %v → %v, goroutines %v → %v, RSS %d → %d MiB (%.1f KiB per connection)",
 		conns, openedIn.Round(time.Millisecond), before["kbroker_open_connections"], during["kbroker_open_connections"],
-		before["go_goroutines"], during["go_goroutines"], rssBefore>>20, rssDuring>>20, float64(rssDuring-rssBefore)/1024/conns)
+		before["go_goroutines"], during["go_goroutines"], rssBefore>>20, rssDuring>>20, perConn/1024)
 	if got := during["kbroker_open_connections"] - before["kbroker_open_connections"]; got < conns {
 		t.Errorf("broker counts %v more open connections with %d idle ones open", got, conns)
 	}
+	if perConn > maxPerConn {
+		t.Errorf("broker RSS grew by %.1f KiB per idle connection, want at most %d KiB", perConn/1024, maxPerConn>>10)
+	}
+	checkPerIPOverride(t, p.Addr, otherIP, otherLimit)
 
-	// Every idle connection must be closed by the broker within the idle
-	// time (counted from its last byte, before openedIn) plus slack.
+	// Every idle connection must be closed by the broker once it has been
+	// idle for connections.max.idle.ms (counted from its last byte, just
+	// before it was served), not before, and within slack after.
 	var closed, early atomic.Int64
-	deadline := time.Now().Add(idle + 5*time.Second)
-	for _, nc := range idleConns {
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(idle + 10*time.Second)
+	for _, ic := range idleConns {
 		wg.Go(func() {
-			defer nc.Close()
-			nc.SetReadDeadline(deadline)
-			_, err := nc.Read(make([]byte, 1))
+			defer ic.nc.Close()
+			ic.nc.SetReadDeadline(deadline)
+			_, err := ic.nc.Read(make([]byte, 1))
 			var ne net.Error
 			switch {
 			case errors.As(err, &ne) && ne.Timeout():
 			case err != nil:
 				closed.Add(1)
-				if time.Since(opened) < idle-500*time.Millisecond {
+				if time.Since(ic.served) < idle-500*time.Millisecond {
 					early.Add(1)
 				}
 			}
 		})
 	}
 	wg.Wait()
-	closedAfter := time.Since(opened)
 	if closed.Load() != conns {
-		t.Errorf("%d of %d idle connections closed by the broker within %v of opening them, want all (connections.max.idle.ms=%d)",
-			closed.Load(), conns, closedAfter.Round(time.Millisecond), idle.Milliseconds())
+		t.Errorf("%d of %d idle connections closed by the broker within %v of opening the last, want all (connections.max.idle.ms=%d)",
+			closed.Load(), conns, time.Since(start)-openedIn, idle.Milliseconds())
 	}
 	if early.Load() > 0 {
 		t.Errorf("%d idle connections closed before connections.max.idle.ms", early.Load())
@@ -321,6 +338,72 @@ func TestIdleConnectionsClosedWhileClientsWork(t *testing.T) {
 	}
 }
 
+// idleConn is a connection that was served one request and then said
+// nothing more.
+type idleConn struct {
+	nc     net.Conn
+	served time.Time
+}
+
+// openIdle opens n connections to addr, 64 at a time, each served one
+// ApiVersions; it fails the test if any is not.
+func openIdle(t *testing.T, addr string, n int) []idleConn {
+	t.Helper()
+	out := make([]idleConn, 0, n)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	for range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			nc, err := dialServed(addr)
+			if err != nil {
+				t.Errorf("idle connection not served: %v", err)
+				return
+			}
+			mu.Lock()
+			out = append(out, idleConn{nc, time.Now()})
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	return out
+}
+
+// checkPerIPOverride opens connections from ip (another loopback address)
+// until one is refused, and wants exactly limit served, as
+// max.connections.per.ip.overrides says.
+func checkPerIPOverride(t *testing.T, addr, ip string, limit int) {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
+	var held []net.Conn
+	defer func() {
+		for _, nc := range held {
+			nc.Close()
+		}
+	}()
+	for len(held) <= limit {
+		nc, err := d.Dial("tcp", addr)
+		if err == nil {
+			if err = serveOne(nc); err != nil {
+				nc.Close()
+			}
+		}
+		if err != nil {
+			if len(held) < limit || !isClosedByPeer(err) {
+				t.Errorf("connection %d from %s (override %d): %v", len(held)+1, ip, limit, err)
+			}
+			return
+		}
+		held = append(held, nc)
+	}
+	t.Errorf("%d connections from %s served with max.connections.per.ip.overrides=%s:%d", len(held), ip, ip, limit)
+}
+
 // max.connections, set as a dynamic cluster default, admits that many
 // connections and closes the next one at once; a freed slot is reused.
 func TestMaxConnectionsRefusesBeyondLimit(t *testing.T) {
@@ -328,9 +411,9 @@ func TestMaxConnectionsRefusesBeyondLimit(t *testing.T) {
 		t.Skip("runs the kbroker binary")
 	}
 	const limit = 20
-	dir := newBrokerDir(t, nil, false)
-	p := dir.start(t)
-	cl := newClient(t, p.addr)
+	dir := newBroker(t, nil, false)
+	p := run(t, dir)
+	cl := newClient(t, p.Addr)
 	v := fmt.Sprint(limit)
 	resps, err := kadm.NewClient(cl).AlterBrokerConfigs(testContext(t, 10*time.Second), []kadm.AlterConfig{{Name: "max.connections", Value: &v}})
 	if err == nil {
@@ -351,13 +434,13 @@ func TestMaxConnectionsRefusesBeyondLimit(t *testing.T) {
 		}
 	}()
 	for i := range limit {
-		nc, err := dialServed(p.addr)
+		nc, err := dialServed(p.Addr)
 		if err != nil {
 			t.Fatalf("connection %d of max.connections=%d not served: %v", i+1, limit, err)
 		}
 		held = append(held, nc)
 	}
-	if nc, err := dialServed(p.addr); err == nil {
+	if nc, err := dialServed(p.Addr); err == nil {
 		nc.Close()
 		t.Fatalf("connection %d served with max.connections=%d", limit+1, limit)
 	} else if !isClosedByPeer(err) {
@@ -366,7 +449,7 @@ func TestMaxConnectionsRefusesBeyondLimit(t *testing.T) {
 	held[0].Close()
 	held = held[1:]
 	ok := waitFor(5*time.Second, func() bool {
-		nc, err := dialServed(p.addr)
+		nc, err := dialServed(p.Addr)
 		if err != nil {
 			return false
 		}
@@ -388,10 +471,10 @@ func TestUnauthenticatedFramesAreBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the kbroker binary")
 	}
-	dir := newBrokerDir(t, crashProps, true)
-	p := dir.start(t)
+	dir := newBroker(t, crashProps, true)
+	p := run(t, dir)
 	for _, size := range []uint32{512<<10 + 1, 8 << 20, 100 << 20} {
-		nc, err := net.DialTimeout("tcp", p.saslAddr, 5*time.Second)
+		nc, err := net.DialTimeout("tcp", p.SASLAddr, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -470,4 +553,64 @@ func TestQueuedRequestBytesAreAlwaysReturned(t *testing.T) {
 		})
 	}
 	pwg.Wait()
+}
+
+// queued.max.request.bytes is one budget for all connections, and a huge
+// frame is let in whenever any of it is left. Connections that trickle
+// huge frames and never finish them must still not keep the rest waiting:
+// a client of small requests (produce one record, fetch it) goes on being
+// served while they hold the budget and more. In-process, so -race sees
+// the accounting.
+func TestTricklingHugeFramesDoNotStarveSmallRequests(t *testing.T) {
+	const (
+		bound     = 4 << 20
+		frameSize = 8 << 20 // each over the whole budget
+		hostile   = 3
+		attack    = 3 * time.Second
+	)
+	b := brokertest.Start(t, config.Properties{"queued.max.request.bytes": fmt.Sprint(bound)})
+	good := startGoodClient(t, b.Addr(), "starved", 20*time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
+
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var conns []net.Conn
+	// Ending the attack closes the connections, so a broker that starves
+	// the client lets it finish and the test fails rather than hangs.
+	endAttack := func() {
+		stop()
+		for _, nc := range conns {
+			nc.Close()
+		}
+		wg.Wait()
+	}
+	defer endAttack()
+	for range hostile {
+		nc, err := net.DialTimeout("tcp", b.Addr(), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, nc)
+		wg.Go(func() {
+			// A size, then a kilobyte now and then: never the whole
+			// frame, never idle.
+			nc.Write(binary.BigEndian.AppendUint32(nil, frameSize))
+			for ctx.Err() == nil {
+				nc.SetWriteDeadline(time.Now().Add(time.Second))
+				nc.Write(make([]byte, 1<<10))
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
+	time.Sleep(200 * time.Millisecond) // the first frame has taken the budget
+	opsBefore := good.ops.Load()
+	time.Sleep(attack)
+	served := good.ops.Load() - opsBefore
+	endAttack()
+	good.finish(t, 2*time.Second)
+	t.Logf("%d connections trickling %d MiB frames against a %d MiB budget: the small-request client completed %d rounds in %v",
+		hostile, frameSize>>20, bound>>20, served, attack)
+	if served < 10 {
+		t.Errorf("the small-request client completed %d rounds in %v while huge frames held queued.max.request.bytes, want at least 10", served, attack)
+	}
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kbroker/internal/testbin"
 )
 
 const durableTopic = "durable"
@@ -60,9 +62,9 @@ func durableValue(round, seq int) string {
 // number buffered), adds each acknowledged one to acked, and SIGKILLs the
 // broker killAfter after the first acknowledgement. It returns how many
 // records this round had acknowledged.
-func produceUntilKilled(t *testing.T, p *kbrokerProc, round int, killAfter time.Duration, acked *ackLog) int {
+func produceUntilKilled(t *testing.T, p *testbin.Proc, round int, killAfter time.Duration, acked *ackLog) int {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Addr),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.MaxBufferedRecords(200),
@@ -121,7 +123,7 @@ func produceUntilKilled(t *testing.T, p *kbrokerProc, round int, killAfter time.
 	mu.Lock()
 	killed = true
 	mu.Unlock()
-	p.stop(t, syscall.SIGKILL, 5*time.Second)
+	p.Kill9(t)
 
 	// Nothing more can be acknowledged: fail whatever is still buffered.
 	cancel()
@@ -202,17 +204,15 @@ func TestKill9KeepsAcknowledgedRecords(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and crashes the kbroker binary")
 	}
-	dir := t.TempDir()
-	dataDir, logPath := filepath.Join(dir, "data"), filepath.Join(dir, "kbroker.log")
-	printLogOnFailure(t, logPath)
+	b := newKbroker(t)
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 0))
 	t.Logf("random seed %d", seed)
 
-	p := startKbroker(t, dataDir, logPath)
+	p := b.Start(t)
 	// Small segments, so that kills land around segment rolls too and
 	// recovery has many segments to open.
-	resp, err := newAdmin(t, p.addr).CreateTopic(testContext(t, 10*time.Second), durablePartitions, 1,
+	resp, err := newAdmin(t, p.Addr).CreateTopic(testContext(t, 10*time.Second), durablePartitions, 1,
 		map[string]*string{"segment.bytes": kadm.StringPtr("262144")}, durableTopic)
 	if err != nil {
 		t.Fatalf("create topic: %v (%s)", err, resp.ErrMessage)
@@ -223,13 +223,13 @@ func TestKill9KeepsAcknowledgedRecords(t *testing.T) {
 		killAfter := time.Duration(300+rng.IntN(1200)) * time.Millisecond
 		start := time.Now()
 		n := produceUntilKilled(t, p, round, killAfter, &acked)
-		p = startKbroker(t, dataDir, logPath)
-		checkDurable(t, p.addr, &acked, round)
+		p = b.Start(t)
+		checkDurable(t, p.Addr, &acked, round)
 		t.Logf("round %d: SIGKILL after %v, %d records acknowledged (%d in all), all found after restart; round took %v",
 			round, killAfter, n, acked.count(), time.Since(start).Round(time.Millisecond))
 	}
 	// The kills are meant to land among segment rolls: check there were some.
-	segs, _ := filepath.Glob(filepath.Join(dataDir, durableTopic+"-0", "*.log"))
+	segs, _ := filepath.Glob(filepath.Join(b.DataDir(), durableTopic+"-0", "*.log"))
 	if len(segs) < 2 {
 		t.Errorf("partition 0 has %d segment files; with segment.bytes=262144 it should have rolled", len(segs))
 	}
@@ -246,16 +246,14 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 		topic = "sigterm"
 		n     = 5000
 	)
-	dir := t.TempDir()
-	dataDir, logPath := filepath.Join(dir, "data"), filepath.Join(dir, "kbroker.log")
-	printLogOnFailure(t, logPath)
-	p := startKbroker(t, dataDir, logPath)
-	createTopic(t, newAdmin(t, p.addr), topic, 2)
+	b := newKbroker(t)
+	p := b.Start(t)
+	createTopic(t, newAdmin(t, p.Addr), topic, 2)
 
 	value := func(i int) *kgo.Record {
 		return &kgo.Record{Partition: int32(i % 2), Value: fmt.Appendf(nil, "sigterm-%05d", i)}
 	}
-	cl := newClient(t, p.addr, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.MaxBufferedRecords(1000))
+	cl := newClient(t, p.Addr, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.MaxBufferedRecords(1000))
 	for i, off := range produceAsync(t, cl, topic, 0, n, value) {
 		if off != int64(i/2) {
 			t.Fatalf("record %d acknowledged at offset %d, want %d", i, off, i/2)
@@ -264,7 +262,7 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	cl.Close()
 
 	// A consumer at the end, long-polling for 20s.
-	consumer := newClient(t, p.addr,
+	consumer := newClient(t, p.Addr,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtEnd(), 1: kgo.NewOffset().AtEnd()}}),
 		kgo.FetchMaxWait(20*time.Second))
 	pollCtx, stopPoll := context.WithCancel(context.Background())
@@ -276,18 +274,18 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	}()
 	time.Sleep(500 * time.Millisecond) // let it reach the broker's long poll
 
-	took := p.stop(t, syscall.SIGTERM, 5*time.Second)
+	took := p.Stop(t, syscall.SIGTERM, 5*time.Second)
 	stopPoll()
-	if code := p.exitCode(); code != 0 {
-		t.Errorf("kbroker exited with status %d (%v) after SIGTERM, want 0", code, p.err)
+	if code := p.ExitCode(); code != 0 {
+		t.Errorf("kbroker exited with status %d (%v) after SIGTERM, want 0", code, p.Err())
 	}
 	if took > 3*time.Second {
 		t.Errorf("kbroker took %v to stop after SIGTERM with a consumer long-polling, want under 3s", took)
 	}
 	t.Logf("stopped %v after SIGTERM", took.Round(time.Millisecond))
 
-	p = startKbroker(t, dataDir, logPath)
-	got := consumeAll(t, p.addr, topic, 20*time.Second)
+	p = b.Start(t)
+	got := consumeAll(t, p.Addr, topic, 20*time.Second)
 	for part := int32(0); part < 2; part++ {
 		if len(got[part]) != n/2 {
 			t.Fatalf("after restart partition %d has %d records, want %d", part, len(got[part]), n/2)
@@ -298,7 +296,7 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 			}
 		}
 	}
-	cl = newClient(t, p.addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl = newClient(t, p.Addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	for i, off := range produceAsync(t, cl, topic, n, n+10, value) {
 		if want := int64((n + i) / 2); off != want {
 			t.Errorf("after restart record %d acknowledged at offset %d, want %d", n+i, off, want)

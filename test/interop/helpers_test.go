@@ -6,14 +6,10 @@ package interop
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -157,145 +153,13 @@ func progress(got map[int32][]*kgo.Record) string {
 	return b.String()
 }
 
-// kbrokerProc is one run of the kbroker binary.
-type kbrokerProc struct {
-	addr string
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited and been reaped
-	err  error         // cmd.Wait's result, once done is closed
-}
-
-// startKbroker runs "kbroker serve" over dataDir on a free loopback port,
-// with its output appended to logPath (printed if the test fails), and
-// waits until it accepts connections. The process is killed when the test
-// ends if it is still running.
-func startKbroker(t *testing.T, dataDir, logPath string) *kbrokerProc {
+// newKbroker returns a broker directory for the kbroker binary (its log
+// printed if the test fails), run at debug level.
+func newKbroker(t *testing.T) *testbin.Broker {
 	t.Helper()
-	bin, err := testbin.Kbroker()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for attempt := 1; ; attempt++ {
-		p, err := launchKbroker(t, bin, dataDir, logPath)
-		if err == nil {
-			return p
-		}
-		// The free port can be taken between our probe and the broker's
-		// listen; then the broker exits and we try another port.
-		if attempt == 5 || !strings.Contains(err.Error(), "address already in use") {
-			t.Fatalf("start kbroker (attempt %d): %v", attempt, err)
-		}
-	}
-}
-
-func launchKbroker(t *testing.T, bin, dataDir, logPath string) (*kbrokerProc, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	cfgPath := filepath.Join(filepath.Dir(dataDir), "server.properties")
-	props := fmt.Sprintf("node.id=1\nlisteners=PLAINTEXT://%s\nlog.dirs=%s\n", addr, dataDir)
-	if err := os.WriteFile(cfgPath, []byte(props), 0o644); err != nil {
-		return nil, err
-	}
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	defer logFile.Close()
-	fmt.Fprintf(logFile, "==== %s kbroker serve on %s\n", time.Now().Format(time.RFC3339Nano), addr)
-	logStart, _ := logFile.Seek(0, 2)
-
-	cmd := exec.Command(bin, "serve", "--config", cfgPath, "--log-level", "debug")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &kbrokerProc{addr: addr, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-p.done
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		select {
-		case <-p.done:
-			out, _ := os.ReadFile(logPath)
-			return nil, fmt.Errorf("kbroker exited before listening (%v): %s", p.err, out[min(logStart, int64(len(out))):])
-		default:
-		}
-		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-			c.Close()
-			return p, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("kbroker not listening on %s after 10s", addr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// printLogOnFailure prints the broker log at logPath if the test fails.
-func printLogOnFailure(t *testing.T, logPath string) {
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		out, err := os.ReadFile(logPath)
-		if err != nil {
-			t.Logf("broker log %s: %v", logPath, err)
-			return
-		}
-		const limit = 64 << 10
-		if len(out) > limit {
-			out = append([]byte("...\n"), out[len(out)-limit:]...)
-		}
-		t.Logf("broker log (%s):\n%s", logPath, out)
-	})
-}
-
-// stop sends sig and waits up to timeout for the process to exit,
-// returning how long it took.
-func (p *kbrokerProc) stop(t *testing.T, sig syscall.Signal, timeout time.Duration) time.Duration {
-	t.Helper()
-	start := time.Now()
-	if err := p.cmd.Process.Signal(sig); err != nil {
-		t.Fatalf("signal %v: %v", sig, err)
-	}
-	select {
-	case <-p.done:
-		return time.Since(start)
-	case <-time.After(timeout):
-		t.Fatalf("kbroker still running %v after %v", timeout, sig)
-		return 0
-	}
-}
-
-// exitCode is the process's exit status, or -1 if a signal ended it.
-func (p *kbrokerProc) exitCode() int {
-	var ee *exec.ExitError
-	if p.err == nil {
-		return 0
-	}
-	if errors.As(p.err, &ee) {
-		return ee.ExitCode()
-	}
-	return -1
-}
-
-// freePort asks the OS for a loopback port that is free right now.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	b := testbin.NewBroker(t, nil)
+	b.Args = []string{"--log-level", "debug"}
+	return b
 }
 
 // kcatPath finds kcat. Locally a missing kcat skips the test; in CI
