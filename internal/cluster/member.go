@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,6 +93,10 @@ func (m *Member) Join(ctx context.Context, reg meta.Broker) error {
 	return nil
 }
 
+// ErrDuplicateBroker means another live broker is registered with this
+// broker's node.id.
+var ErrDuplicateBroker = errors.New("cluster: node.id already registered by a live broker")
+
 // register takes a new lease, writes the registration under it, and waits
 // for the store to see it.
 func (m *Member) register(ctx context.Context, id int32, value []byte) (*concurrency.Session, error) {
@@ -107,16 +112,89 @@ func (m *Member) register(ctx context.Context, id int32, value []byte) (*concurr
 	if err != nil {
 		return nil, fmt.Errorf("cluster: keeping the registration lease alive: %w", err)
 	}
-	put, err := m.cli.Put(cctx, m.prefix+meta.BrokerKey(id), string(value), clientv3.WithLease(grant.ID))
+	rev, err := m.claim(ctx, id, value, grant.ID)
 	if err == nil {
-		err = m.store.WaitFor(cctx, put.Header.Revision)
+		wctx, cancel := context.WithTimeout(ctx, m.timeout)
+		err = m.store.WaitFor(wctx, rev)
+		cancel()
+		if err != nil {
+			err = fmt.Errorf("cluster: registering broker %d: %w: %v", id, meta.ErrUnavailable, err)
+		}
 	}
 	if err != nil {
 		m.revoke(session)
-		return nil, fmt.Errorf("cluster: registering broker %d: %w: %v", id, meta.ErrUnavailable, err)
+		return nil, err
 	}
 	m.log.Info("registered in the cluster", "node.id", id, "lease", fmt.Sprintf("%x", grant.ID), "ttl", m.ttl)
 	return session, nil
+}
+
+// claim writes the registration under lease if no other holds the id, and
+// returns the revision it was written at. Kafka refuses a broker whose
+// node.id a live broker has registered (ZooKeeper's "node already exists",
+// KRaft's DUPLICATE_BROKER_REGISTRATION). A registration left by a broker
+// that crashed lives on until its lease expires, so the id's holder gets one
+// lease TTL to vanish: a restarted broker waits out its former self, while
+// a live holder keeps its lease alive and the newcomer fails.
+func (m *Member) claim(ctx context.Context, id int32, value []byte, lease clientv3.LeaseID) (int64, error) {
+	key := m.prefix + meta.BrokerKey(id)
+	var deadline time.Time
+	for {
+		cctx, cancel := context.WithTimeout(ctx, m.timeout)
+		resp, err := m.cli.Txn(cctx).
+			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+			Then(clientv3.OpPut(key, string(value), clientv3.WithLease(lease))).
+			Else(clientv3.OpGet(key)).Commit()
+		cancel()
+		if err != nil {
+			return 0, fmt.Errorf("cluster: registering broker %d: %w: %v", id, meta.ErrUnavailable, err)
+		}
+		if resp.Succeeded {
+			return resp.Header.Revision, nil
+		}
+		kvs := resp.Responses[0].GetResponseRange().Kvs
+		if len(kvs) == 0 {
+			continue // gone between the compare and the read
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(m.holderTTL(ctx, clientv3.LeaseID(kvs[0].Lease)) + 500*time.Millisecond)
+			m.log.Warn("node.id is registered already; waiting one lease TTL for the registration to expire", "node.id", id, "until", deadline)
+		}
+		if time.Now().After(deadline) {
+			var holder meta.Broker
+			json.Unmarshal(kvs[0].Value, &holder)
+			return 0, fmt.Errorf("%w: broker %d at %s has kept its registration alive in etcd (%s); every broker needs its own node.id",
+				ErrDuplicateBroker, id, endpoints(holder), key)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("cluster: registering broker %d: %w", id, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// holderTTL is the TTL the id's current holder registered with (it may
+// differ from ours), or ours when etcd cannot say.
+func (m *Member) holderTTL(ctx context.Context, lease clientv3.LeaseID) time.Duration {
+	ttl := time.Duration(m.ttl) * time.Second
+	cctx, cancel := context.WithTimeout(ctx, m.timeout)
+	defer cancel()
+	if tl, err := m.cli.TimeToLive(cctx, lease); err == nil && tl.GrantedTTL > 0 {
+		ttl = time.Duration(tl.GrantedTTL) * time.Second
+	}
+	return ttl
+}
+
+func endpoints(b meta.Broker) string {
+	var out []string
+	for _, e := range b.Endpoints {
+		out = append(out, fmt.Sprintf("%s://%s:%d", e.Name, e.Host, e.Port))
+	}
+	if len(out) == 0 {
+		return "an unknown address"
+	}
+	return strings.Join(out, ",")
 }
 
 // keep campaigns on session's lease, and when the lease is lost (etcd

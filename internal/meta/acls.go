@@ -122,86 +122,141 @@ func (e Event) ChangedACLs() bool {
 	return false
 }
 
-// CreateACLs stores acls in one transaction. An ACL already stored is left
-// as it is (CreateAcls is idempotent in Kafka). The caller validated them.
+// CreateACLs stores acls in one transaction where the backend allows (in
+// chunks under etcd's --max-txn-ops, batch.go: a failure part-way leaves
+// the first chunks stored, and retrying is harmless). An ACL already stored
+// is left as it is (CreateAcls is idempotent in Kafka). The caller
+// validated them.
 func (s *Store) CreateACLs(ctx context.Context, acls []auth.ACL) error {
-	return s.Update(ctx, func(tx Tx) error {
-		byKey := map[string][]auth.ACL{}
-		var order []string
-		for _, a := range acls {
-			key := aclKey(a)
-			list, seen := byKey[key]
-			if !seen {
-				order = append(order, key)
-				if raw, ok := tx.Get(key); ok {
-					var err error
-					if list, err = decodeACLs(key, raw); err != nil {
-						return err
-					}
-				}
-			}
-			if !slices.Contains(list, a) {
-				list = append(list, a)
-				byKey[key] = list
-			} else if !seen {
-				byKey[key] = list
-			}
-		}
-		for _, key := range order {
-			raw, had := tx.Get(key)
-			next := encodeACLs(byKey[key])
-			if !had || string(raw) != string(next) {
-				tx.Put(key, next)
-			}
-		}
-		return nil
+	// Per ACL: at most one read and one write (of its resource's key).
+	_, err := s.updateChunks(ctx, len(acls), 1, func(tx Tx, lo, hi int) error {
+		return addACLs(tx, acls[lo:hi])
 	})
+	return err
 }
 
-// DeleteACLs removes, in one transaction, every ACL that matches one of the
-// filters, and returns for each filter the ACLs it matched (an ACL matched
-// by two filters is listed under both, as it existed when each was
-// applied).
+func addACLs(tx Tx, acls []auth.ACL) error {
+	byKey := map[string][]auth.ACL{}
+	var order []string
+	for _, a := range acls {
+		key := aclKey(a)
+		list, seen := byKey[key]
+		if !seen {
+			order = append(order, key)
+			if raw, ok := tx.Get(key); ok {
+				var err error
+				if list, err = decodeACLs(key, raw); err != nil {
+					return err
+				}
+			}
+		}
+		if !slices.Contains(list, a) {
+			list = append(list, a)
+			byKey[key] = list
+		} else if !seen {
+			byKey[key] = list
+		}
+	}
+	for _, key := range order {
+		raw, had := tx.Get(key)
+		next := encodeACLs(byKey[key])
+		if !had || string(raw) != string(next) {
+			tx.Put(key, next)
+		}
+	}
+	return nil
+}
+
+// DeleteACLs removes every ACL that matches one of the filters, and returns
+// for each filter the ACLs it matched (an ACL matched by two filters is
+// listed under both, as it existed when each was applied). One transaction
+// where the backend allows; under etcd's --max-txn-ops, resource keys are
+// visited in order in as many transactions as their writes need, each one
+// exact for the keys it covers (batch.go).
 func (s *Store) DeleteACLs(ctx context.Context, filters []auth.Filter) ([][]auth.ACL, error) {
-	var matched [][]auth.ACL
-	err := s.Update(ctx, func(tx Tx) error {
-		matched = make([][]auth.ACL, len(filters))
-		all := tx.List(prefixACLs)
-		keys := make([]string, 0, len(all))
-		for k := range all {
+	matched := make([][]auth.ACL, len(filters))
+	maxWrites := 0 // no limit
+	if l, ok := s.backend.(txnLimiter); ok {
+		maxWrites = l.txnOpsLimit() - 1 // each written key adds a compare to the List's one
+	}
+	var last int64
+	after := "" // keys up to this one are done
+	for {
+		var chunk [][]auth.ACL
+		var next string
+		var more bool
+		from := after
+		rev, err := s.backend.Update(ctx, func(tx Tx) error { // may run again: only results of the last run count
+			chunk = make([][]auth.ACL, len(filters))
+			var err error
+			next, more, err = deleteMatchingACLs(tx, filters, chunk, from, maxWrites)
+			return err
+		})
+		if err != nil {
+			if last != 0 {
+				s.waitFor(ctx, last) // what did commit is in effect before the caller answers
+			}
+			return nil, err
+		}
+		for i := range matched {
+			matched[i] = append(matched[i], chunk[i]...)
+		}
+		last, after = max(last, rev), next
+		if !more {
+			break
+		}
+	}
+	if last != 0 {
+		return matched, s.waitFor(ctx, last)
+	}
+	return matched, nil
+}
+
+// deleteMatchingACLs applies filters to the resource keys after from, in
+// order, adding what each filter matched to matched, until maxWrites keys
+// were written (0: no limit). It returns the last key it finished and
+// whether keys remain.
+func deleteMatchingACLs(tx Tx, filters []auth.Filter, matched [][]auth.ACL, from string, maxWrites int) (done string, more bool, err error) {
+	all := tx.List(prefixACLs)
+	keys := make([]string, 0, len(all))
+	for k := range all {
+		if k > from {
 			keys = append(keys, k)
 		}
-		slices.Sort(keys)
-		for _, key := range keys {
-			acls, err := decodeACLs(key, all[key])
-			if err != nil {
-				return err
-			}
-			if acls == nil {
-				continue
-			}
-			kept := acls[:0:0]
-			for _, a := range acls {
-				hit := false
-				for i, f := range filters {
-					if f.Matches(a) {
-						matched[i] = append(matched[i], a)
-						hit = true
-					}
-				}
-				if !hit {
-					kept = append(kept, a)
+	}
+	slices.Sort(keys)
+	done, writes := from, 0
+	for _, key := range keys {
+		if maxWrites > 0 && writes == maxWrites {
+			return done, true, nil
+		}
+		acls, err := decodeACLs(key, all[key])
+		if err != nil {
+			return "", false, err
+		}
+		kept := acls[:0:0]
+		for _, a := range acls {
+			hit := false
+			for i, f := range filters {
+				if f.Matches(a) {
+					matched[i] = append(matched[i], a)
+					hit = true
 				}
 			}
-			switch {
-			case len(kept) == len(acls):
-			case len(kept) == 0:
-				tx.Delete(key)
-			default:
-				tx.Put(key, encodeACLs(kept))
+			if !hit {
+				kept = append(kept, a)
 			}
 		}
-		return nil
-	})
-	return matched, err
+		switch {
+		case len(kept) == len(acls):
+		case len(kept) == 0:
+			tx.Delete(key)
+			writes++
+		default:
+			tx.Put(key, encodeACLs(kept))
+			writes++
+		}
+		done = key
+	}
+	return done, false, nil
 }

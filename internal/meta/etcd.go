@@ -34,11 +34,22 @@ package meta
 // created or changed after R. If another writer got there first, fn runs
 // again on fresh reads, so two admins racing on one key never lose an update.
 //
+// A List adds one compare for its whole range (nothing under it created or
+// changed after R); a listed key fn then writes gets its own compare, so a
+// concurrent deletion of it is caught too. A concurrent deletion of a listed
+// key fn only read does not make it run again: no etcd compare sees a
+// range's deletions.
+//
 // Limits. etcd bounds a Txn to --max-txn-ops operations in each of If and
-// Then (128 by default): a transaction that reads more than that many keys
-// (one compare each, a List one per listed key plus one) or writes more than
-// that many fails with a clear error. Large batch topic creation in a
-// cluster wants etcd started with a higher --max-txn-ops.
+// Then (128 by default; MaxTxnOps). A single Update that reads more keys
+// than that (one compare each) or writes more fails with a clear error. The
+// store's batch operations (CreateTopics, UpdateQuotas, CreateACLs) stay
+// under it by committing a large batch in several transactions (batch.go).
+//
+// Read-your-writes (sync.go): currentRev reads the revision linearizably,
+// and the watch passes on etcd's progress notifications as empty batches, so
+// a store whose last revisions were written outside the prefix still learns
+// that it has everything up to them.
 
 import (
 	"cmp"
@@ -81,6 +92,9 @@ type EtcdOptions struct {
 	// longer (default 5s), so an unreachable etcd gives ErrUnavailable
 	// instead of a call that waits for the connection forever.
 	RequestTimeout time.Duration
+	// MaxTxnOps is etcd's --max-txn-ops (default 128, etcd's default): the
+	// store's batch operations split their writes to stay under it.
+	MaxTxnOps int
 }
 
 const (
@@ -96,6 +110,9 @@ const (
 
 	// loadPage is how many keys one range read of Load fetches.
 	loadPage = 2000
+
+	// defaultMaxTxnOps is etcd's own default --max-txn-ops.
+	defaultMaxTxnOps = 128
 )
 
 // Etcd is the etcd Backend. It is safe for concurrent use.
@@ -104,6 +121,7 @@ type Etcd struct {
 	prefix     string
 	endpoints  string // for error messages
 	reqTimeout time.Duration
+	maxTxnOps  int
 }
 
 // OpenEtcd connects to etcd and checks, within ctx, that it answers a read
@@ -143,12 +161,24 @@ func OpenEtcd(ctx context.Context, opts EtcdOptions) (*Etcd, error) {
 		prefix:     prefix,
 		endpoints:  strings.Join(opts.Endpoints, ","),
 		reqTimeout: cmp.Or(opts.RequestTimeout, defaultEtcdTimeout),
+		maxTxnOps:  cmp.Or(opts.MaxTxnOps, defaultMaxTxnOps),
 	}
-	cctx, cancel := e.callCtx(ctx)
+	// The first read also waits for the connection, so it gets the dial
+	// budget when that is the longer one: a broker starting next to a busy
+	// etcd should not give up after one request timeout.
+	budget := max(e.reqTimeout, dialTimeout)
+	cctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	if _, err := cli.Get(cctx, prefix+keyClusterID, clientv3.WithCountOnly()); err != nil {
 		cli.Close()
-		return nil, e.fail(ctx, "opening metadata store", err)
+		if !isUnavailable(err) || ctx.Err() != nil {
+			return nil, e.fail(ctx, "opening metadata store", err)
+		}
+		hint := ""
+		if opts.TLS != nil {
+			hint = " (etcd is reached over TLS: check metadata.etcd.ssl.*; the trust store must hold the CA of etcd's certificate)"
+		}
+		return nil, fmt.Errorf("opening metadata store: %w: etcd at %s did not answer within %v: %v%s", ErrUnavailable, e.endpoints, budget, err, hint)
 	}
 	return e, nil
 }
@@ -163,6 +193,32 @@ func (e *Etcd) Client() *clientv3.Client { return e.cli }
 func (e *Etcd) Prefix() string { return e.prefix }
 
 func (e *Etcd) Close() error { return e.cli.Close() }
+
+// txnOpsLimit is the most operations one Txn may hold in its If or Then.
+func (e *Etcd) txnOpsLimit() int { return e.maxTxnOps }
+
+// currentRev reads etcd's current revision. A Get is linearizable unless
+// asked otherwise, so the revision covers every write acknowledged before.
+func (e *Etcd) currentRev(ctx context.Context) (int64, error) {
+	cctx, cancel := e.callCtx(ctx)
+	defer cancel()
+	resp, err := e.cli.Get(cctx, e.prefix+keyClusterID, clientv3.WithCountOnly())
+	if err != nil {
+		return 0, e.fail(ctx, "reading the metadata revision", err)
+	}
+	return resp.Header.Revision, nil
+}
+
+// requestProgress asks etcd for a progress notification on the watch
+// stream of Watch: the client keys streams by the request's gRPC metadata,
+// which must therefore be WithRequireLeader's, as in Watch.
+func (e *Etcd) requestProgress() {
+	ctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(context.Background()), e.reqTimeout)
+	defer cancel()
+	e.cli.RequestProgress(ctx)
+}
+
+func (e *Etcd) syncTimeout() time.Duration { return e.reqTimeout }
 
 // callCtx bounds one etcd call by RequestTimeout (or the caller's earlier
 // deadline).
@@ -320,6 +376,9 @@ type etcdTx struct {
 type etcdKV struct {
 	value  []byte
 	exists bool
+	// modRev is set for a key read by List without its own compare; one
+	// is added if the key is written.
+	modRev int64
 }
 
 type etcdWrite struct {
@@ -401,11 +460,11 @@ func (t *etcdTx) List(prefix string) map[string][]byte {
 			for _, kv := range resp.Kvs {
 				key := string(kv.Key[len(t.e.prefix):])
 				if _, seen := t.base[key]; !seen {
-					t.record(key, kv)
+					t.base[key] = etcdKV{value: kv.Value, exists: true, modRev: kv.ModRevision}
 				}
 			}
-			// Per-key compares catch changes and deletions of what was
-			// listed; this one catches keys created under the prefix.
+			// Catches keys created or changed under the prefix; write adds
+			// a compare for each listed key written (see the file comment).
 			t.cmps = append(t.cmps, clientv3.Compare(clientv3.ModRevision(t.e.prefix+prefix), "<", t.rev+1).WithPrefix())
 			t.listed = append(t.listed, prefix)
 		}
@@ -453,6 +512,11 @@ func (t *etcdTx) Delete(key string) {
 }
 
 func (t *etcdTx) write(key string, w etcdWrite) {
+	if kv := t.base[key]; kv.modRev != 0 {
+		t.cmps = append(t.cmps, clientv3.Compare(clientv3.ModRevision(t.e.prefix+key), "=", kv.modRev))
+		kv.modRev = 0
+		t.base[key] = kv
+	}
 	if _, ok := t.writes[key]; !ok {
 		t.order = append(t.order, key)
 	}
@@ -484,8 +548,9 @@ func clone(b []byte) []byte {
 
 // Watch follows the prefix from rev+1. etcd's client resumes a broken watch
 // stream by itself (from the last revision it saw, kept fresh by progress
-// notifications, which are not passed on: they carry no change), so an etcd
-// outage shows as a pause, not an error; the
+// notifications), so an etcd outage shows as a pause, not an error. A
+// progress notification is passed on as a Batch without changes: everything
+// up to its revision has been delivered (Store.Sync waits for that). The
 // channel ends with an error event only when etcd refuses the watch: a
 // compacted revision (ErrCompacted), lost leader, or auth failure.
 func (e *Etcd) Watch(ctx context.Context, rev int64) <-chan WatchEvent {
@@ -511,6 +576,12 @@ func (e *Etcd) Watch(ctx context.Context, rev int64) <-chan WatchEvent {
 			if err := resp.Err(); err != nil {
 				send(WatchEvent{Err: e.fail(ctx, "watching metadata", err)})
 				return
+			}
+			if resp.IsProgressNotify() {
+				if !send(WatchEvent{Batch: Batch{Rev: resp.Header.Revision}}) {
+					return
+				}
+				continue
 			}
 			for _, b := range e.batches(resp.Events) {
 				if !send(WatchEvent{Batch: b}) {

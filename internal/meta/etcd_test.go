@@ -16,6 +16,8 @@ import (
 
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+
+	"kbroker/internal/auth"
 )
 
 // testEtcd is a real single-member etcd in the test process, on fixed free
@@ -459,5 +461,118 @@ func TestEtcdTransactionOverTxnOpsLimitFailsClearly(t *testing.T) {
 	})
 	if err == nil || errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "--max-txn-ops") {
 		t.Fatalf("oversized transaction: %v", err)
+	}
+}
+
+// The embedded etcd keeps etcd's default --max-txn-ops (128): batches of
+// hundreds of items must still go through, in chunks.
+func TestEtcdBatchesLargerThanTxnOpsLimitSucceed(t *testing.T) {
+	te := startEtcd(t)
+	s := te.openStore(t, "/big/")
+	other := te.openStore(t, "/big/")
+	ctx := context.Background()
+
+	const n = 500
+	var topics []NewTopic
+	for i := range n {
+		nt := NewTopic{Topic: Topic{Name: "t" + strconv.Itoa(i), Partitions: 1}}
+		if i%2 == 0 {
+			nt.Configs = map[string]string{"retention.ms": strconv.Itoa(1000 + i)}
+		}
+		topics = append(topics, nt)
+	}
+	topics = append(topics, NewTopic{Topic: Topic{Name: "t7", Partitions: 1}}) // a duplicate in the batch
+	created, errs, err := s.CreateTopics(ctx, topics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if errs[i] != nil || created[i] == nil {
+			t.Fatalf("topic %d: %v", i, errs[i])
+		}
+	}
+	if !errors.Is(errs[n], ErrTopicExists) {
+		t.Fatalf("duplicate t7 in the batch: %v, want ErrTopicExists", errs[n])
+	}
+	if got := len(s.Snapshot().Topics); got != n {
+		t.Fatalf("writer's snapshot has %d topics right after CreateTopics, want %d", got, n)
+	}
+	if c := s.Snapshot().TopicConfigs["t498"]["retention.ms"]; c != "1498" {
+		t.Fatalf("t498 retention.ms = %q", c)
+	}
+
+	paths := make([]string, 300)
+	for i := range paths {
+		paths[i] = "clients/c" + strconv.Itoa(i)
+	}
+	qerrs, err := s.UpdateQuotas(ctx, paths, func(i int, cur map[string]float64) (map[string]float64, error) {
+		return map[string]float64{"producer_byte_rate": float64(1000 + i)}, nil
+	})
+	if err != nil || errors.Join(qerrs...) != nil {
+		t.Fatalf("UpdateQuotas of 300 entities: %v %v", err, errors.Join(qerrs...))
+	}
+	if got := len(s.Snapshot().Quotas); got != 300 {
+		t.Fatalf("%d quota entities, want 300", got)
+	}
+
+	var acls []auth.ACL
+	for i := range 300 {
+		acls = append(acls, auth.ACL{ResourceType: auth.ResourceTopic, ResourceName: "t" + strconv.Itoa(i%200),
+			PatternType: auth.PatternLiteral, Principal: "User:u" + strconv.Itoa(i), Host: auth.WildcardHost,
+			Operation: auth.OpRead, Permission: auth.PermissionAllow})
+	}
+	if err := s.CreateACLs(ctx, acls); err != nil {
+		t.Fatalf("CreateACLs of 300 ACLs on 200 resources: %v", err)
+	}
+	if got := len(s.Snapshot().AllACLs()); got != 300 {
+		t.Fatalf("%d ACLs stored, want 300", got)
+	}
+	matched, err := s.DeleteACLs(ctx, []auth.Filter{auth.MatchAll})
+	if err != nil {
+		t.Fatalf("DeleteACLs of 200 resources: %v", err)
+	}
+	if len(matched[0]) != 300 || len(s.Snapshot().AllACLs()) != 0 {
+		t.Fatalf("DeleteACLs matched %d of 300 and left %d", len(matched[0]), len(s.Snapshot().AllACLs()))
+	}
+
+	eventually(t, "the other store to see every topic and entity", func() bool {
+		snap := other.Snapshot()
+		return len(snap.Topics) == n && len(snap.Quotas) == 300 && len(snap.AllACLs()) == 0
+	})
+}
+
+// Sync: a store that writes nothing learns another store's write at once,
+// and one whose etcd revision moved only outside its prefix (another
+// cluster sharing the etcd) still returns promptly, through a progress
+// notification.
+func TestEtcdSyncSeesOtherWritersAndForeignRevisions(t *testing.T) {
+	te := startEtcd(t)
+	a := te.openStore(t, "/a/")
+	b := te.openStore(t, "/a/")
+	foreign := te.open(t, "/other/")
+	ctx := context.Background()
+	for i := range 50 {
+		name := "t" + strconv.Itoa(i)
+		if _, err := a.CreateTopic(ctx, Topic{Name: name, Partitions: 1}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if b.Snapshot().Topics[name] == nil {
+			t.Fatalf("after Sync, b does not know %s just created through a", name)
+		}
+	}
+	for i := range 5 {
+		if _, err := foreign.Update(ctx, func(tx Tx) error { tx.Put("x", []byte(strconv.Itoa(i))); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if err := b.Sync(ctx); err != nil {
+			t.Fatalf("Sync after a write outside the prefix: %v", err)
+		}
+		if d := time.Since(start); d > 400*time.Millisecond {
+			t.Errorf("Sync after a write outside the prefix took %v", d)
+		}
 	}
 }

@@ -52,23 +52,27 @@ func applyQuota(m map[string]map[string]float64, c Change, path string) error {
 	return nil
 }
 
-// UpdateQuotas changes quota entities in one transaction (one durable
-// commit for a whole AlterClientQuotas request). change is called for each
+// UpdateQuotas changes quota entities in one transaction where the backend
+// allows (one durable commit for a whole AlterClientQuotas request on bbolt;
+// chunks under etcd's --max-txn-ops, batch.go). change is called for each
 // path with a copy of that entity's current values (empty if none) and
 // returns its new values; an empty result removes the entity. An error from
 // change skips that entity only and is returned at its index in errs; err
-// is a store failure that wrote nothing.
+// is a store failure that wrote nothing. A store failure after some chunks
+// committed is in errs of the entities it left unwritten.
 func (s *Store) UpdateQuotas(ctx context.Context, paths []string, change func(i int, cur map[string]float64) (map[string]float64, error)) (errs []error, err error) {
 	for _, p := range paths {
 		if !QuotaPath(p) {
 			return nil, fmt.Errorf("not a quota entity path: %q", p)
 		}
 	}
-	err = s.Update(ctx, func(tx Tx) error {
-		errs = make([]error, len(paths))
-		for i, p := range paths {
+	errs = make([]error, len(paths))
+	// Per entity: one read and one write.
+	done, err := s.updateChunks(ctx, len(paths), 1, func(tx Tx, lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			errs[i] = nil // fn may run again after a conflict
 			var entityErr error
-			err := updateMap(tx, prefixConfig+p, func(cur map[string]float64) (map[string]float64, error) {
+			err := updateMap(tx, prefixConfig+paths[i], func(cur map[string]float64) (map[string]float64, error) {
 				next, err := change(i, cur)
 				entityErr = err
 				return next, err
@@ -82,8 +86,11 @@ func (s *Store) UpdateQuotas(ctx context.Context, paths []string, change func(i 
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && done == 0 {
 		return nil, err
+	}
+	for i := done; i < len(paths); i++ {
+		errs[i] = err
 	}
 	return errs, nil
 }

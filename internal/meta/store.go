@@ -24,6 +24,8 @@ type Store struct {
 	appliedRev int64
 	listeners  []func(Event)
 
+	sync syncState // sync.go
+
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -137,8 +139,15 @@ func (s *Store) install(snap *Snapshot, changes []Change, full bool) {
 			fn(Event{Old: old, Cur: snap, Changes: changes, Full: full})
 		}
 	}
+	s.advance(snap.Rev)
+}
+
+// advance marks everything up to rev as applied and wakes the waiters.
+func (s *Store) advance(rev int64) {
 	s.mu.Lock()
-	s.appliedRev = snap.Rev
+	if rev > s.appliedRev {
+		s.appliedRev = rev
+	}
 	s.applied.Broadcast()
 	s.mu.Unlock()
 }
@@ -161,6 +170,13 @@ func (s *Store) follow(ctx context.Context, rev int64) {
 				break
 			}
 			if ev.Batch.Rev <= rev {
+				continue
+			}
+			if len(ev.Batch.Changes) == 0 {
+				// Progress: nothing of ours changed up to this revision
+				// (etcd revisions also count writes outside our prefix).
+				s.advance(ev.Batch.Rev)
+				rev = ev.Batch.Rev
 				continue
 			}
 			next, err := s.snap.Load().with(ev.Batch)

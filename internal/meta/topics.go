@@ -61,34 +61,42 @@ func (s *Store) CreateTopic(ctx context.Context, t Topic, configs map[string]str
 	return created[0], nil
 }
 
-// CreateTopics stores several new topics in one transaction (one durable
-// commit however many there are). A topic that already exists gets its own
-// error in errs and the others are still created; err is a store failure
-// that created none.
+// CreateTopics stores several new topics, each with its config overrides
+// in the same transaction, all in one transaction where the backend allows
+// (bbolt: one durable commit however many there are; etcd: chunks under
+// --max-txn-ops, batch.go). A topic that already exists gets its own error
+// in errs and the others are still created. err is a store failure that
+// created none; one after some chunks committed is in errs of the topics
+// it left uncreated.
 func (s *Store) CreateTopics(ctx context.Context, topics []NewTopic) (created []*Topic, errs []error, err error) {
 	for i := range topics {
 		if topics[i].Topic.ID == (TopicID{}) {
 			topics[i].Topic.ID = NewTopicID()
 		}
 	}
-	err = s.Update(ctx, func(tx Tx) error {
-		created, errs = make([]*Topic, len(topics)), make([]error, len(topics))
-		for i, nt := range topics {
-			t := nt.Topic
+	created, errs = make([]*Topic, len(topics)), make([]error, len(topics))
+	// Per topic: one read (does it exist) and up to two writes.
+	done, err := s.updateChunks(ctx, len(topics), 2, func(tx Tx, lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			t := topics[i].Topic
+			created[i], errs[i] = nil, nil // fn may run again after a conflict
 			if _, ok := tx.Get(topicKey(t.Name)); ok {
 				errs[i] = fmt.Errorf("%w: topic '%s' already exists", ErrTopicExists, t.Name)
 				continue
 			}
 			putJSON(tx, topicKey(t.Name), t)
-			if len(nt.Configs) > 0 {
-				putJSON(tx, topicConfigKey(t.Name), nt.Configs)
+			if len(topics[i].Configs) > 0 {
+				putJSON(tx, topicConfigKey(t.Name), topics[i].Configs)
 			}
 			created[i] = &t
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && done == 0 {
 		return nil, nil, err
+	}
+	for i := done; i < len(topics); i++ {
+		created[i], errs[i] = nil, err
 	}
 	return created, errs, nil
 }
