@@ -134,11 +134,13 @@ func (b *Broker) Start() (err error) {
 	if err != nil {
 		return err
 	}
+	dynamic := &dynamicListeners{b: b, passwords: sec.passwords, rates: quotas.NewAcceptRates()}
 	handlers := api.New(api.Deps{
 		Broker: b.cfg, ClusterID: clusterID, Store: b.store, Logs: parts, Metrics: b.metrics,
 		Logger: b.loggers.Logger("kbroker.api"), Audit: b.loggers.Logger("kbroker.audit"), Loggers: b.loggers,
 		AlterConfigPolicy: b.alterPolicy, CreateTopicPolicy: b.createPolicy, Quotas: quotas,
 		Authz: sec.authz, Passwords: sec.passwords, Cluster: b.member,
+		CheckListenerConfigs: dynamic.check,
 	})
 	b.server = wire.NewServer(handlers, wire.Options{
 		MaxRequestBytes: b.cfg.SocketRequestMaxBytes,
@@ -147,6 +149,7 @@ func (b *Broker) Start() (err error) {
 		Logger:          b.loggers.Logger("kbroker.wire"),
 		Limits:          func() wire.Limits { return connectionLimits(parts.Layers(b.store.Snapshot(), "")) },
 		ConnectionRate:  quotas.RecordConnection,
+		AcceptRate:      dynamic.rates,
 		MaxReauth:       sec.maxReauth,
 
 		QueuedMaxRequestBytes: b.cfg.QueuedMaxRequestBytes,
@@ -154,6 +157,8 @@ func (b *Broker) Start() (err error) {
 	if b.addrs, err = b.server.Listen(sec.specs); err != nil {
 		return err
 	}
+	dynamic.server = b.server
+	dynamic.watch()
 	b.advertiseBoundPorts()
 	// Registered only now that the advertised ports are the bound ones.
 	if err := b.member.Join(ctx, cluster.Registration(b.cfg)); err != nil {

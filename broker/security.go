@@ -1,12 +1,11 @@
 package broker
 
-// Listener security, authorization and secrets, built from server.properties
-// at startup: per listener the TLS config (SSL, SASL_SSL) and the SASL
-// mechanisms (SASL_PLAINTEXT, SASL_SSL); the ACL authorizer kept current
-// with the store; the password encoder; the bootstrap SCRAM users.
-// TLS and SASL settings are read from server.properties (listener-scoped
-// keys first); dynamic changes to them are stored but apply at restart only
-// if also written to server.properties.
+// Listener security, authorization and secrets: per listener the TLS config
+// (SSL, SASL_SSL) and the SASL mechanisms (SASL_PLAINTEXT, SASL_SSL); the
+// ACL authorizer kept current with the store; the password encoder; the
+// bootstrap SCRAM users. TLS and SASL settings are read from the broker's
+// effective configs (listener-scoped keys first), so dynamic changes to them
+// apply to new connections (listeners.go).
 
 import (
 	"context"
@@ -41,13 +40,6 @@ func (b *Broker) startSecurity(ctx context.Context) (*security, error) {
 	props := b.cfg.Props
 	sec := &security{}
 	var err error
-	for _, l := range b.cfg.Listeners {
-		spec, err := b.listenerSpec(l)
-		if err != nil {
-			return nil, err
-		}
-		sec.specs = append(sec.specs, spec)
-	}
 	if ms, _ := strconv.ParseInt(config.BrokerValue("connections.max.reauth.ms", config.Layers{Static: props}), 10, 64); ms > 0 {
 		sec.maxReauth = time.Duration(ms) * time.Millisecond
 	}
@@ -55,6 +47,9 @@ func (b *Broker) startSecurity(ctx context.Context) (*security, error) {
 		if sec.passwords, err = auth.NewPasswordEncoder(secret); err != nil {
 			return nil, err
 		}
+	}
+	if sec.specs, err = b.listenerSpecs(sec.passwords); err != nil {
+		return nil, err
 	}
 	if sec.authz, err = b.startAuthorizer(); err != nil {
 		return nil, err
@@ -65,37 +60,37 @@ func (b *Broker) startSecurity(ctx context.Context) (*security, error) {
 	return sec, nil
 }
 
-// listenerSpec is one listener with its TLS and SASL setup.
-func (b *Broker) listenerSpec(l config.Listener) (wire.ListenerSpec, error) {
-	spec := wire.ListenerSpec{Name: l.Name, Protocol: l.SecurityProtocol, Addr: l.Addr()}
+// listenerSecurity builds one listener's TLS and SASL setup from props.
+func (b *Broker) listenerSecurity(props config.Properties, l config.Listener) (wire.ListenerSecurity, error) {
+	var sec wire.ListenerSecurity
 	var err error
 	switch l.SecurityProtocol {
 	case "PLAINTEXT":
 	case "SSL":
-		spec.TLS, err = listenerTLS(b.cfg.Props, l.Name)
+		sec.TLS, err = listenerTLS(props, l.Name)
 	case "SASL_PLAINTEXT":
-		spec.SASL, err = b.listenerSASL(l.Name)
+		sec.SASL, err = b.listenerSASL(props, l.Name)
 	case "SASL_SSL":
-		if spec.TLS, err = listenerTLS(b.cfg.Props, l.Name); err == nil {
-			spec.SASL, err = b.listenerSASL(l.Name)
+		if sec.TLS, err = listenerTLS(props, l.Name); err == nil {
+			sec.SASL, err = b.listenerSASL(props, l.Name)
 		}
 	default:
 		err = fmt.Errorf("unsupported security protocol %s", l.SecurityProtocol)
 	}
 	if err != nil {
-		return spec, fmt.Errorf("listener %s (%s): %w", l.Name, l.SecurityProtocol, err)
+		return sec, fmt.Errorf("listener %s (%s): %w", l.Name, l.SecurityProtocol, err)
 	}
-	return spec, nil
+	return sec, nil
 }
 
 // listenerSASL builds the listener's mechanisms: PLAIN users from its JAAS
 // line, SCRAM credentials from the metadata store.
-func (b *Broker) listenerSASL(listener string) (*auth.Mechanisms, error) {
-	v, _ := config.ListenerValue(b.cfg.Props, listener, "sasl.enabled.mechanisms")
+func (b *Broker) listenerSASL(props config.Properties, listener string) (*auth.Mechanisms, error) {
+	v, _ := config.ListenerValue(props, listener, "sasl.enabled.mechanisms")
 	enabled := config.SplitList(v)
 	var plain auth.PlainUsers
 	if slices.Contains(enabled, auth.MechanismPlain) {
-		jaas, ok := auth.JAASFor(b.cfg.Props, listener, auth.MechanismPlain)
+		jaas, ok := auth.JAASFor(props, listener, auth.MechanismPlain)
 		if !ok {
 			return nil, fmt.Errorf("PLAIN is enabled but neither %s nor sasl.jaas.config is set", auth.JAASKey(listener, auth.MechanismPlain))
 		}
@@ -199,10 +194,32 @@ func pemKeyPair(chainPEM, keyPEM []byte, password string) (tls.Certificate, erro
 		if err != nil {
 			return cert, err
 		}
+		if err := keyMatchesLeaf(cert.Certificate[0], key); err != nil {
+			return cert, err
+		}
 		cert.PrivateKey = key
 		return cert, nil
 	}
 	return cert, errors.New("no private key found in ssl.keystore.location or ssl.keystore.key")
+}
+
+// keyMatchesLeaf checks that key is the private half of the first
+// certificate's public key, so a mismatched pair fails when it is
+// configured rather than at every client's handshake.
+func keyMatchesLeaf(leafDER []byte, key crypto.PrivateKey) error {
+	leaf, err := x509.ParseCertificate(leafDER)
+	if err != nil {
+		return fmt.Errorf("cannot parse the certificate: %w", err)
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return errors.New("the private key cannot sign")
+	}
+	pub, ok := leaf.PublicKey.(interface{ Equal(crypto.PublicKey) bool })
+	if !ok || !pub.Equal(signer.Public()) {
+		return errors.New("the private key does not match the certificate's public key")
+	}
+	return nil
 }
 
 func parsePrivateKey(block *pem.Block, password string) (crypto.PrivateKey, error) {

@@ -70,6 +70,11 @@ type Deps struct {
 	// Cluster names the elected controller (internal/cluster); nil: this
 	// broker. The live brokers are in the snapshot.
 	Cluster Controller
+	// CheckListenerConfigs vets a change to this broker's dynamic configs
+	// (next, the whole resulting set; fresh, the keys the change sets, in
+	// plaintext, the others as stored) against the listeners it would
+	// rebuild: TLS key pairs, trust stores, JAAS lines. Nil: no check.
+	CheckListenerConfigs func(next map[string]string, fresh func(key string) bool) error
 }
 
 // Controller reports the elected controller's id (-1 while unknown).
@@ -91,9 +96,11 @@ func (s *Server) Supports(key int16) (min, max int16, ok bool) {
 	return d.min, d.max, ok
 }
 
-// Handle runs the handler of req's API and charges its time to the
+// Handle runs the handler of req's API (admin ones after catching up with
+// the other brokers' changes, catch_up.go) and charges its time to the
 // connection's request quota.
 func (s *Server) Handle(ctx context.Context, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
+	s.catchUp(ctx, r) // waiting for etcd is not broker time: not charged
 	start := time.Now()
 	resp, err := registry[r.Key].handle(ctx, s, c, r)
 	if err == nil {

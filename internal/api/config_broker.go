@@ -121,5 +121,26 @@ func (brokerConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn, 
 			}
 			return nil
 		},
+		checkAll: func(next map[string]string) error {
+			return s.checkListenerConfigs(name, ops, next)
+		},
 	}.apply(ctx, s, c, ops, replace, validateOnly)
+}
+
+// checkListenerConfigs refuses, as Kafka's reconfiguration validation does,
+// a change to this broker's configs that its listeners could not apply (a
+// certificate that does not match its key, an unreadable key store, a bad
+// JAAS line). Another broker's files are that broker's to check.
+func (s *Server) checkListenerConfigs(name string, ops []configOp, next map[string]string) error {
+	if s.CheckListenerConfigs == nil || name != itoa32(s.nodeID()) {
+		return nil
+	}
+	fresh := map[string]bool{}
+	for _, op := range ops {
+		fresh[op.name] = true
+	}
+	if err := s.CheckListenerConfigs(next, func(k string) bool { return fresh[k] }); err != nil {
+		return newError(kerr.InvalidConfig, err.Error())
+	}
+	return nil
 }

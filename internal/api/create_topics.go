@@ -7,7 +7,10 @@ package api
 // overrides validated against the topic config catalog. validate_only (v1+)
 // runs every check and creates nothing. Errors are per topic; a name listed
 // twice gets INVALID_REQUEST. v5+ returns the new topic's partition count,
-// replication factor and effective configs; v7 its id.
+// replication factor and effective configs; v7 its id. As in Kafka's
+// controller, counts and configs go only to a principal that may
+// DESCRIBE_CONFIGS the topic: anyone else still creates it, but gets
+// topic_config_error_code TOPIC_AUTHORIZATION_FAILED in their place.
 
 import (
 	"context"
@@ -17,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/auth"
 	"kbroker/internal/config"
 	"kbroker/internal/meta"
 	"kbroker/internal/wire"
@@ -80,7 +84,7 @@ func handleCreateTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
 		if errs[i] == nil {
-			s.describeCreated(snap, specs[i], created[i], &st)
+			s.describeCreated(c, snap, specs[i], created[i], &st)
 		}
 		st.ErrorCode, st.ErrorMessage = errorCode(errs[i])
 		if req.Version < 1 {
@@ -111,12 +115,18 @@ func specFromRequest(rt kmsg.CreateTopicsRequestTopic) (*topicSpec, error) {
 }
 
 // describeCreated fills what v5+ responses carry about the new (or, with
-// validate_only, would-be) topic: counts, id and effective configs.
-func (s *Server) describeCreated(snap *meta.Snapshot, spec *topicSpec, t *meta.Topic, st *kmsg.CreateTopicsResponseTopic) {
-	st.NumPartitions, st.ReplicationFactor = spec.partitions, spec.replicationFactor
+// validate_only, would-be) topic: id, and counts and effective configs if
+// the principal may see them.
+func (s *Server) describeCreated(c *wire.Conn, snap *meta.Snapshot, spec *topicSpec, t *meta.Topic, st *kmsg.CreateTopicsResponseTopic) {
 	if t != nil {
 		st.TopicID = t.ID
 	}
+	if err := s.topicAllowed(c, auth.OpDescribeConfigs, spec.name); err != nil {
+		// Counts stay -1 and configs null, as Kafka leaves them.
+		st.ConfigErrorCode, _ = errorCode(err)
+		return
+	}
+	st.NumPartitions, st.ReplicationFactor = spec.partitions, spec.replicationFactor
 	layers := s.Logs.Layers(snap, spec.name)
 	layers.Topic = spec.configs
 	for _, d := range config.Topics.Defs() {

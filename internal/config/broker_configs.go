@@ -75,6 +75,10 @@ var Brokers = newCatalog(append([]*Def{
 		Doc: "Most connections from one IP address."},
 	{Name: "max.connections.per.ip.overrides", Type: TypeString, Default: "", Check: checkIPOverrides, Mode: ClusterWide,
 		Doc: "Per-IP exceptions to max.connections.per.ip, as ip:count,ip:count."},
+	{Name: "max.connection.creation.rate", Type: TypeInt, Default: "2147483647", Check: atLeast(0), Mode: ClusterWide,
+		Doc: "New connections per second the broker accepts over all listeners but the inter-broker one (KIP-612); listener.name.<listener>.max.connection.creation.rate limits one listener (by default to this value). Over the rate, accepting waits: clients queue rather than being refused."},
+	{Name: "inter.broker.listener.name", Type: TypeString, NoDefault: true, Mode: ReadOnly,
+		Doc: "The listener brokers use among themselves, exempt from the broker-wide max.connection.creation.rate when there is more than one listener. Unset: the listener named PLAINTEXT, as Kafka derives it from security.inter.broker.protocol."},
 }, append(append(topicSynonymDefs(), securityDefs()...), clusterDefs()...)...))
 
 // topicSynonymDefs gives every broker synonym of a topic config that is not

@@ -95,9 +95,17 @@ func ListenerDef(name string) *Def {
 		return nil
 	}
 	d := *base
-	d.Name, d.NoDefault, d.Default, d.Mode = name, true, "", PerBroker
+	d.Name, d.NoDefault, d.Default = name, true, ""
+	if !clusterLevelListenerKeys[base.Name] {
+		d.Mode = PerBroker
+	}
 	return &d
 }
+
+// clusterLevelListenerKeys may be set per listener at the cluster default
+// too (Kafka's DynamicBrokerConfig.ClusterLevelListenerConfigs); every
+// other listener-scoped key is per broker.
+var clusterLevelListenerKeys = map[string]bool{"max.connections": true, "max.connection.creation.rate": true}
 
 // ListenerValue reads a listener-level key from props: the
 // listener.name.<lower listener>.<key> form first, then the plain key, then

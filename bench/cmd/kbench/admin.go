@@ -35,6 +35,8 @@ type adminConfig struct {
 	reps       int           // B9 describe repetitions
 	alters     int           // B9 alter repetitions
 	coldStarts int           // B9 cold starts
+	acls       int           // ACL case: ACLs loaded
+	aclPairs   int           // ACL case: pairs of produce runs
 	profileDir string        // write broker CPU profiles here
 }
 
@@ -50,6 +52,8 @@ func registerAdminFlags(c *adminConfig) {
 	flag.IntVar(&c.reps, "reps", 20, "admin suite: B9 DescribeClientQuotas / DescribeConfigs repetitions")
 	flag.IntVar(&c.alters, "alters", 200, "admin suite: B9 IncrementalAlterConfigs / AlterConfigs repetitions")
 	flag.IntVar(&c.coldStarts, "cold-starts", 5, "admin suite: B9 broker restarts timed")
+	flag.IntVar(&c.acls, "acls", 10000, "admin suite: ACLs loaded for the ACL produce case")
+	flag.IntVar(&c.aclPairs, "acl-pairs", 3, "admin suite: ACL case pairs of produce runs, without and with the authorizer and its ACLs")
 	flag.StringVar(&c.profileDir, "profile", "", "admin suite: directory for broker CPU profiles (pprof on metrics.listener), one per measured case")
 }
 
@@ -70,6 +74,7 @@ func (c *adminConfig) applyQuick(set map[string]bool) {
 	q("reps", func() { c.reps = 5 })
 	q("alters", func() { c.alters = 20 })
 	q("cold-starts", func() { c.coldStarts = 2 })
+	q("acl-pairs", func() { c.aclPairs = 1 })
 }
 
 // adminSuite runs the admin cases.
@@ -128,11 +133,13 @@ func runAdminSuite(o options) int {
 		{"B4 sim", func(ctx context.Context, sec *section) error { return s.caseSim(ctx, sec, root) }},
 		{"B5 consumer", s.caseB5},
 		{"B6 propagation", s.caseB6},
+		{"B6 etcd", s.caseB6Etcd},
 		{"B7 connections", s.caseB7},
 		{"B8 mutations", s.caseB8},
 		{"B9 quotas", s.caseB9Quotas},
 		{"B9 configs", s.caseB9Configs},
 		{"SCRAM", s.caseSCRAM},
+		{"ACL produce", s.caseACLProduce},
 	}
 	var secs []*section
 	for _, c := range all {

@@ -1,0 +1,170 @@
+package broker_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kbroker/broker/brokertest"
+	"kbroker/internal/config"
+)
+
+// served opens a connection to addr and waits for the answer to an
+// ApiVersions v0 request: a connection held at accept answers nothing.
+func served(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	// size, api key 18, version 0, correlation id 1, null client id
+	frame := []byte{0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 1, 0xff, 0xff}
+	if _, err := c.Write(frame); err != nil {
+		return err
+	}
+	var size [4]byte
+	if _, err := io.ReadFull(c, size[:]); err != nil {
+		return err
+	}
+	_, err = io.ReadFull(c, make([]byte, binary.BigEndian.Uint32(size[:])))
+	return err
+}
+
+// openAtOnce opens n connections to addr at once and returns how long
+// until every one of them was served.
+func openAtOnce(t *testing.T, addr string, n int) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- served(addr)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("connection not served: %v", err)
+		}
+	}
+	return time.Since(start)
+}
+
+func setBrokerConfig(t *testing.T, adm *kadm.Client, broker int32, key string, value *string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	op := kadm.AlterConfig{Op: kadm.SetConfig, Name: key, Value: value}
+	if value == nil {
+		op.Op = kadm.DeleteConfig
+	}
+	var err error
+	if broker < 0 {
+		_, err = adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{op})
+	} else {
+		_, err = adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{op}, broker)
+	}
+	if err != nil {
+		t.Fatalf("setting %s: %v", key, err)
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+// twoListeners starts a broker with an unthrottled PLAINTEXT listener (the
+// admin's) and an EXTERNAL one, and returns an admin client.
+func twoListeners(t *testing.T, props config.Properties) (plaintext, external string, adm *kadm.Client) {
+	all := config.Properties{
+		"listeners":                      "PLAINTEXT://127.0.0.1:0,EXTERNAL://127.0.0.1:0",
+		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,EXTERNAL:PLAINTEXT",
+	}
+	for k, v := range props {
+		all[k] = v
+	}
+	b := brokertest.Start(t, all)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addrs()[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return b.Addrs()[0], b.Addrs()[1], kadm.NewClient(cl)
+}
+
+// KIP-612: connections over a listener's max.connection.creation.rate are
+// not refused but accepted late, so n connections opened at once at r per
+// second take about n/r seconds (less the half-window burst); the other
+// listener is not slowed.
+func TestListenerConnectionCreationRateDelaysAccepts(t *testing.T) {
+	plaintext, external, _ := twoListeners(t, config.Properties{"listener.name.external.max.connection.creation.rate": "10"})
+	const n, rate = 20, 10.0
+	took := openAtOnce(t, external, n)
+	if lo, hi := time.Duration((n-rate/2-1)/rate*0.8*float64(time.Second)), time.Duration(3*n/rate*float64(time.Second)); took < lo || took > hi {
+		t.Fatalf("%d connections at %g/s took %v, want within [%v, %v]", n, rate, took, lo, hi)
+	}
+	if took := openAtOnce(t, plaintext, n); took > time.Second {
+		t.Fatalf("the unlimited listener took %v for %d connections", took, n)
+	}
+}
+
+// A change of the rate, here at the cluster-wide default, applies to the
+// accepts already waiting: raising it releases them at once.
+func TestConnectionCreationRateChangesLive(t *testing.T) {
+	_, external, adm := twoListeners(t, nil)
+	setBrokerConfig(t, adm, -1, "listener.name.external.max.connection.creation.rate", ptr("1"))
+	done := make(chan time.Duration)
+	go func() { done <- openAtOnce(t, external, 10) }() // ~9.5 s at 1/s
+	time.Sleep(700 * time.Millisecond)
+	setBrokerConfig(t, adm, -1, "listener.name.external.max.connection.creation.rate", ptr("1000"))
+	select {
+	case took := <-done:
+		if took > 4*time.Second {
+			t.Fatalf("raising the rate did not release the waiting accepts: %v", took)
+		}
+	case <-time.After(8 * time.Second):
+		t.Fatal("raising the rate did not release the waiting accepts")
+	}
+	setBrokerConfig(t, adm, -1, "listener.name.external.max.connection.creation.rate", nil)
+	if took := openAtOnce(t, external, 20); took > time.Second {
+		t.Fatalf("unlimited again, 20 connections took %v", took)
+	}
+}
+
+// The broker-wide rate counts every listener but the inter-broker one
+// (PLAINTEXT by default), which only its own listener rate limits.
+func TestBrokerConnectionCreationRateExemptsInterBrokerListener(t *testing.T) {
+	plaintext, external, adm := twoListeners(t, config.Properties{"listener.name.plaintext.max.connection.creation.rate": "1000"})
+	setBrokerConfig(t, adm, 1, "max.connection.creation.rate", ptr("5"))
+	if took := openAtOnce(t, plaintext, 15); took > time.Second {
+		t.Fatalf("the inter-broker listener was throttled by the broker-wide rate: %v", took)
+	}
+	if took := openAtOnce(t, external, 10); took < time.Second {
+		t.Fatalf("10 connections at 5/s took only %v", took)
+	}
+}
+
+func TestConnectionCreationRateValidation(t *testing.T) {
+	_, _, adm := twoListeners(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "max.connection.creation.rate", Value: ptr("-1")}})
+	if err == nil {
+		err = resp[0].Err
+	}
+	if !errors.Is(err, kerr.InvalidConfig) {
+		t.Fatalf("a negative rate: %v, want INVALID_CONFIG", err)
+	}
+}
