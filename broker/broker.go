@@ -140,14 +140,13 @@ func (b *Broker) Start() (err error) {
 		Logger: b.loggers.Logger("kbroker.api"), Audit: b.loggers.Logger("kbroker.audit"), Loggers: b.loggers,
 		AlterConfigPolicy: b.alterPolicy, CreateTopicPolicy: b.createPolicy, Quotas: quotas,
 		Authz: sec.authz, Passwords: sec.passwords, Cluster: b.member,
-		CheckListenerConfigs: dynamic.check,
+		CheckListenerConfigs: dynamic.check, ListenerConfigsAltered: dynamic.reload,
 	})
 	b.server = wire.NewServer(handlers, wire.Options{
 		MaxRequestBytes: b.cfg.SocketRequestMaxBytes,
 		IdleTimeout:     time.Duration(b.cfg.ConnectionsMaxIdleMs) * time.Millisecond,
 		Metrics:         b.metrics,
 		Logger:          b.loggers.Logger("kbroker.wire"),
-		Limits:          func() wire.Limits { return connectionLimits(parts.Layers(b.store.Snapshot(), "")) },
 		ConnectionRate:  quotas.RecordConnection,
 		AcceptRate:      dynamic.rates,
 		MaxReauth:       sec.maxReauth,
@@ -207,13 +206,6 @@ func (b *Broker) startQuotas() *quota.Manager {
 		}
 	})
 	return q
-}
-
-// connectionLimits reads the (dynamic) connection limits.
-func connectionLimits(l config.Layers) wire.Limits {
-	atoi := func(name string) int { n, _ := strconv.Atoi(config.BrokerValue(name, l)); return n }
-	overrides, _ := config.ParseIPOverrides(config.BrokerValue("max.connections.per.ip.overrides", l))
-	return wire.Limits{MaxConnections: atoi("max.connections"), MaxPerIP: atoi("max.connections.per.ip"), PerIPOverrides: overrides}
 }
 
 // advertiseBoundPorts fills in the real port of listeners configured with

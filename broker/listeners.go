@@ -9,20 +9,26 @@ package broker
 //     listener.name.<listener>.<key> before <key> from them.
 //   - TLS key and trust stores and SASL settings (the JAAS lines and so the
 //     PLAIN users, sasl.enabled.mechanisms) are rebuilt on every change to
-//     the dynamic broker configs and swapped in for the connections accepted
-//     from then on; open connections keep theirs. A change that would leave
+//     the dynamic broker configs, and on every alter of this broker's that
+//     names them even with unchanged values (a key store file rewritten in
+//     place), and swapped in for the connections accepted from then on;
+//     open connections keep theirs. A change that would leave
 //     a listener unbuildable (a key that does not match its certificate, an
 //     unreadable key store, a bad JAAS line) is refused with INVALID_CONFIG
 //     before it is stored, so nothing changes.
 //   - max.connection.creation.rate and its listener-scoped form (KIP-612)
-//     hold accepts on the listener while over the rate.
+//     hold accepts on the listener while over the rate; max.connections
+//     and its listener-scoped form hold them while over the count, and
+//     max.connections.per.ip with its overrides refuse.
 
 import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"kbroker/internal/auth"
 	"kbroker/internal/config"
@@ -101,14 +107,41 @@ func (b *Broker) acceptLimits(props config.Properties) quota.AcceptLimits {
 		v, _ := config.ListenerValue(props, ln.Name, key)
 		l.Listeners[ln.Name] = num(v)
 	}
-	// Kafka protects the inter-broker listener only when there are others.
-	if len(b.cfg.Listeners) > 1 {
-		l.Exempt = "PLAINTEXT"
-		if v := strings.TrimSpace(props["inter.broker.listener.name"]); v != "" {
-			l.Exempt = strings.ToUpper(v)
-		}
+	l.Exempt = b.protectedListener(props)
+	return l
+}
+
+// connectionLimits reads the connection count limits: max.connections,
+// each listener's, which is its listener-scoped key or else the broker-wide
+// value (Kafka reads it with the listener prefix overriding), and the
+// per-IP ones.
+func (b *Broker) connectionLimits(props config.Properties) wire.Limits {
+	atoi := func(v string) int { n, _ := strconv.Atoi(v); return n }
+	value := func(key string) string { return config.BrokerValue(key, config.Layers{Static: props}) }
+	overrides, _ := config.ParseIPOverrides(value("max.connections.per.ip.overrides"))
+	l := wire.Limits{
+		MaxConnections: atoi(value("max.connections")), MaxPerListener: map[string]int{},
+		InterBroker: b.protectedListener(props),
+		MaxPerIP:    atoi(value("max.connections.per.ip")), PerIPOverrides: overrides,
+	}
+	for _, ln := range b.cfg.Listeners {
+		v, _ := config.ListenerValue(props, ln.Name, "max.connections")
+		l.MaxPerListener[ln.Name] = atoi(v)
 	}
 	return l
+}
+
+// protectedListener is the inter-broker listener, which Kafka exempts from
+// the broker-wide connection limits so that brokers can always reach each
+// other — only when there are other listeners to hold back instead.
+func (b *Broker) protectedListener(props config.Properties) string {
+	if len(b.cfg.Listeners) <= 1 {
+		return ""
+	}
+	if v := strings.TrimSpace(props["inter.broker.listener.name"]); v != "" {
+		return strings.ToUpper(v)
+	}
+	return "PLAINTEXT"
 }
 
 // dynamicListeners applies dynamic listener configs to the running server.
@@ -117,6 +150,11 @@ type dynamicListeners struct {
 	passwords *auth.PasswordEncoder
 	rates     *quota.AcceptRates
 	server    *wire.Server
+
+	// mu serializes rebuilds: a reload reads the newest configs once it
+	// holds mu, and a store event for configs newer still is applied after
+	// it, so stale settings never stay swapped in.
+	mu sync.Mutex
 }
 
 // watch applies the current configs now and after every change to the
@@ -132,10 +170,32 @@ func (d *dynamicListeners) watch() {
 }
 
 func (d *dynamicListeners) apply(snap *meta.Snapshot) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	props := d.b.effectiveProps(snap, d.passwords, nil, nil)
 	d.rates.Set(d.b.acceptLimits(props))
+	d.server.SetLimits(d.b.connectionLimits(props))
+	d.applySecurity(props, func(string) bool { return true })
+}
+
+// reload rebuilds the security of the listeners that read any of keys, a
+// stored alter of this broker's configs: as Kafka does, a key store
+// altered to the path it already has is read again, the file may have
+// changed, though the stored value has not and no change event comes.
+func (d *dynamicListeners) reload(keys []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	props := d.b.effectiveProps(d.b.store.Snapshot(), d.passwords, nil, nil)
+	d.applySecurity(props, func(listener string) bool {
+		return slices.ContainsFunc(keys, func(k string) bool { return securityKeyOf(listener, k) })
+	})
+}
+
+// applySecurity rebuilds the TLS and SASL settings of the listeners that
+// rebuild says from props and swaps them in. The caller holds d.mu.
+func (d *dynamicListeners) applySecurity(props config.Properties, rebuild func(listener string) bool) {
 	for _, l := range d.b.cfg.Listeners {
-		if l.SecurityProtocol == "PLAINTEXT" {
+		if l.SecurityProtocol == "PLAINTEXT" || !rebuild(l.Name) {
 			continue
 		}
 		sec, err := d.b.listenerSecurity(props, l)

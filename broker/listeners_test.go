@@ -21,23 +21,75 @@ import (
 // served opens a connection to addr and waits for the answer to an
 // ApiVersions v0 request: a connection held at accept answers nothing.
 func served(addr string) error {
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	c, err := askVersions(addr)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(30 * time.Second))
+	return readAnswer(c, 30*time.Second)
+}
+
+// askVersions opens a connection to addr and sends it ApiVersions v0.
+func askVersions(addr string) (net.Conn, error) {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	// size, api key 18, version 0, correlation id 1, null client id
 	frame := []byte{0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 1, 0xff, 0xff}
 	if _, err := c.Write(frame); err != nil {
-		return err
+		c.Close()
+		return nil, err
 	}
+	return c, nil
+}
+
+// readAnswer reads one response frame from c within d.
+func readAnswer(c net.Conn, d time.Duration) error {
+	c.SetReadDeadline(time.Now().Add(d))
 	var size [4]byte
 	if _, err := io.ReadFull(c, size[:]); err != nil {
 		return err
 	}
-	_, err = io.ReadFull(c, make([]byte, binary.BigEndian.Uint32(size[:])))
+	_, err := io.ReadFull(c, make([]byte, binary.BigEndian.Uint32(size[:])))
 	return err
+}
+
+// held opens a connection to addr that must be held at accept: its
+// ApiVersions neither answered nor the connection closed for a while. The
+// caller reads the answer once it frees a slot.
+func held(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := askVersions(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var timeout net.Error
+	if err := readAnswer(c, 500*time.Millisecond); !errors.As(err, &timeout) || !timeout.Timeout() {
+		t.Fatalf("a connection beyond the limit: %v, want it held unanswered", err)
+	}
+	return c
+}
+
+// holdServed opens n connections to addr, each served, and keeps them open
+// until the test ends.
+func holdServed(t *testing.T, addr string, n int) []net.Conn {
+	t.Helper()
+	var out []net.Conn
+	for i := range n {
+		c, err := askVersions(addr)
+		if err == nil {
+			err = readAnswer(c, 5*time.Second)
+		}
+		if err != nil {
+			t.Fatalf("connection %d of %d not served: %v", i+1, n, err)
+		}
+		t.Cleanup(func() { c.Close() })
+		out = append(out, c)
+	}
+	return out
 }
 
 // openAtOnce opens n connections to addr at once and returns how long
@@ -166,5 +218,45 @@ func TestConnectionCreationRateValidation(t *testing.T) {
 	}
 	if !errors.Is(err, kerr.InvalidConfig) {
 		t.Fatalf("a negative rate: %v, want INVALID_CONFIG", err)
+	}
+}
+
+// Kafka's ConnectionQuotas: a connection beyond a listener's
+// max.connections is not refused; the listener stops accepting until a
+// slot frees (waitForConnectionSlot). Closing a connection serves the held
+// one, and raising the limit, here at the cluster default, serves a held
+// one at once. The other listener is not held back.
+func TestListenerMaxConnectionsHoldsAccepts(t *testing.T) {
+	plaintext, external, adm := twoListeners(t, nil)
+	setBrokerConfig(t, adm, -1, "listener.name.external.max.connections", ptr("2"))
+	open := holdServed(t, external, 2)
+	waiting := held(t, external)
+	if err := served(plaintext); err != nil {
+		t.Fatalf("the other listener: %v", err)
+	}
+	open[0].Close()
+	if err := readAnswer(waiting, 5*time.Second); err != nil {
+		t.Fatalf("the held connection after one closed: %v, want it served", err)
+	}
+	waiting = held(t, external)
+	setBrokerConfig(t, adm, -1, "listener.name.external.max.connections", ptr("3"))
+	if err := readAnswer(waiting, 5*time.Second); err != nil {
+		t.Fatalf("the held connection after the limit was raised: %v, want it served", err)
+	}
+}
+
+// max.connections holds every listener but the inter-broker one (PLAINTEXT
+// by default), which Kafka protects so brokers can always connect.
+func TestMaxConnectionsExemptsInterBrokerListener(t *testing.T) {
+	plaintext, external, adm := twoListeners(t, config.Properties{"listener.name.plaintext.max.connections": "100"})
+	// The admin client's own connections on PLAINTEXT fill the single slot.
+	setBrokerConfig(t, adm, 1, "max.connections", ptr("1"))
+	waiting := held(t, external)
+	if took := openAtOnce(t, plaintext, 10); took > 5*time.Second {
+		t.Fatalf("the inter-broker listener was held by max.connections: %v", took)
+	}
+	setBrokerConfig(t, adm, 1, "max.connections", nil)
+	if err := readAnswer(waiting, 5*time.Second); err != nil {
+		t.Fatalf("the held connection after the limit was removed: %v, want it served", err)
 	}
 }

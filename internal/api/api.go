@@ -75,6 +75,10 @@ type Deps struct {
 	// plaintext, the others as stored) against the listeners it would
 	// rebuild: TLS key pairs, trust stores, JAAS lines. Nil: no check.
 	CheckListenerConfigs func(next map[string]string, fresh func(key string) bool) error
+	// ListenerConfigsAltered is told the keys of every alter of this
+	// broker's dynamic configs once it is stored, unchanged values
+	// included, so listeners re-read the files they name. Nil: no one.
+	ListenerConfigsAltered func(keys []string)
 }
 
 // Controller reports the elected controller's id (-1 while unknown).

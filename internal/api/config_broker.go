@@ -105,7 +105,7 @@ func (brokerConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn, 
 	if err := s.checkBrokerName(s.Store.Snapshot(), name); err != nil {
 		return err
 	}
-	return storedConfigChange{
+	err := storedConfigChange{
 		kind:     meta.BrokerConfigs,
 		resource: policy.ConfigResource{Type: policy.Broker, Name: name},
 		catalog:  config.Brokers,
@@ -125,6 +125,26 @@ func (brokerConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn, 
 			return s.checkListenerConfigs(name, ops, next)
 		},
 	}.apply(ctx, s, c, ops, replace, validateOnly)
+	if err == nil && !validateOnly {
+		s.listenerConfigsAltered(name, ops)
+	}
+	return err
+}
+
+// listenerConfigsAltered names the keys of a stored alter of this broker's
+// configs to its listeners. Kafka sends every altered broker key on, even
+// one set to its current value (KAFKA-14136), so that a key store altered
+// to the path it already has is re-read when the file changed; the store
+// sees no change there and tells no one.
+func (s *Server) listenerConfigsAltered(name string, ops []configOp) {
+	if s.ListenerConfigsAltered == nil || name != itoa32(s.nodeID()) {
+		return
+	}
+	keys := make([]string, 0, len(ops))
+	for _, op := range ops {
+		keys = append(keys, op.name)
+	}
+	s.ListenerConfigsAltered(keys)
 }
 
 // checkListenerConfigs refuses, as Kafka's reconfiguration validation does,

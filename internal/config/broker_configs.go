@@ -70,15 +70,15 @@ var Brokers = newCatalog(append([]*Def{
 	{Name: "producer.id.expiration.ms", Type: TypeInt, Default: "86400000", Check: atLeast(1), Mode: ClusterWide,
 		Doc: "How long an idempotent producer's sequence state is kept after its last write."},
 	{Name: "max.connections", Type: TypeInt, Default: "2147483647", Check: atLeast(0), Mode: ClusterWide,
-		Doc: "Most client connections the broker holds open at once; new ones beyond it are closed at once."},
+		Doc: "Most connections the broker holds open at once over all listeners but the inter-broker one; listener.name.<listener>.max.connections limits one listener (by default to this value). At the limit, accepting waits until a connection closes: clients queue rather than being refused."},
 	{Name: "max.connections.per.ip", Type: TypeInt, Default: "2147483647", Check: atLeast(0), Mode: ClusterWide,
-		Doc: "Most connections from one IP address."},
+		Doc: "Most connections from one IP address; one more is closed at once."},
 	{Name: "max.connections.per.ip.overrides", Type: TypeString, Default: "", Check: checkIPOverrides, Mode: ClusterWide,
 		Doc: "Per-IP exceptions to max.connections.per.ip, as ip:count,ip:count."},
 	{Name: "max.connection.creation.rate", Type: TypeInt, Default: "2147483647", Check: atLeast(0), Mode: ClusterWide,
 		Doc: "New connections per second the broker accepts over all listeners but the inter-broker one (KIP-612); listener.name.<listener>.max.connection.creation.rate limits one listener (by default to this value). Over the rate, accepting waits: clients queue rather than being refused."},
 	{Name: "inter.broker.listener.name", Type: TypeString, NoDefault: true, Mode: ReadOnly,
-		Doc: "The listener brokers use among themselves, exempt from the broker-wide max.connection.creation.rate when there is more than one listener. Unset: the listener named PLAINTEXT, as Kafka derives it from security.inter.broker.protocol."},
+		Doc: "The listener brokers use among themselves, exempt from the broker-wide max.connections and max.connection.creation.rate when there is more than one listener. Unset: the listener named PLAINTEXT, as Kafka derives it from security.inter.broker.protocol."},
 }, append(append(topicSynonymDefs(), securityDefs()...), clusterDefs()...)...))
 
 // topicSynonymDefs gives every broker synonym of a topic config that is not

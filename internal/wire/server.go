@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -40,9 +41,23 @@ type ListenerSecurity struct {
 }
 
 // Limits bound how many connections the server holds (Kafka's
-// max.connections, max.connections.per.ip and its overrides).
+// ConnectionQuotas). MaxConnections (max.connections) and MaxPerListener
+// (listener.name.<l>.max.connections) are slots: a connection beyond them
+// is not refused, its listener's accept loop holds it, accepting nothing
+// else, until a connection closes or the limits rise (Kafka's
+// waitForConnectionSlot), so clients queue in the listen backlog.
+// MaxPerIP and PerIPOverrides (max.connections.per.ip and its overrides)
+// refuse: the connection is closed at once.
 type Limits struct {
 	MaxConnections int
+	MaxPerListener map[string]int // absent: no limit of the listener's own
+	// InterBroker is the listener that max.connections does not hold back
+	// ("" when there is none or only one listener), as Kafka protects the
+	// inter-broker listener so that brokers can always reach each other.
+	// Kafka also closes the least recently used connection of another
+	// listener to get back under max.connections; kbroker does not, so the
+	// other listeners wait until the total is back under it.
+	InterBroker    string
 	MaxPerIP       int
 	PerIPOverrides map[string]int
 }
@@ -60,9 +75,6 @@ type AcceptRate interface {
 
 // Options configure a Server.
 type Options struct {
-	// Limits returns the current connection limits; it is asked on every
-	// accept, so dynamic changes apply to the next connection. Nil: none.
-	Limits func() Limits
 	// ConnectionRate charges a new connection from ip to its connection
 	// creation quota; a positive result means the connection is over the
 	// rate and is closed after that delay, unanswered (KIP-612). Nil: none.
@@ -96,7 +108,6 @@ type Server struct {
 	ctx    context.Context // cancelled when draining
 	cancel context.CancelFunc
 
-	limits         func() Limits
 	connectionRate func(ip string) time.Duration
 	acceptRate     AcceptRate
 
@@ -106,8 +117,13 @@ type Server struct {
 	security  map[string]*atomic.Pointer[ListenerSecurity] // by listener name; read by accept
 	conns     map[*Conn]struct{}
 	perIP     map[string]int
-	wg        sync.WaitGroup
-	nextID    atomic.Uint64
+	perListen map[string]int // connections of each listener
+	limits    *Limits        // nil: none
+	// slotChanged is signalled when a connection ends, the limits change
+	// or the server closes: what an accept waiting for a slot waits for.
+	slotChanged *sync.Cond
+	wg          sync.WaitGroup
+	nextID      atomic.Uint64
 }
 
 // NewServer creates a server for handler.
@@ -116,11 +132,12 @@ func NewServer(handler Handler, opts Options) *Server {
 	s := &Server{
 		handler: handler, maxRequestBytes: opts.MaxRequestBytes, idleTimeout: opts.IdleTimeout,
 		metrics: opts.Metrics, log: opts.Logger, ctx: ctx, cancel: cancel,
-		conns: map[*Conn]struct{}{}, perIP: map[string]int{}, timers: map[int16]*metrics.RequestTimer{},
-		limits: opts.Limits, connectionRate: opts.ConnectionRate, acceptRate: opts.AcceptRate, maxReauth: opts.MaxReauth,
+		conns: map[*Conn]struct{}{}, perIP: map[string]int{}, perListen: map[string]int{}, timers: map[int16]*metrics.RequestTimer{},
+		connectionRate: opts.ConnectionRate, acceptRate: opts.AcceptRate, maxReauth: opts.MaxReauth,
 		queued:   newRequestMemory(opts.QueuedMaxRequestBytes),
 		security: map[string]*atomic.Pointer[ListenerSecurity]{},
 	}
+	s.slotChanged = sync.NewCond(&s.mu)
 	if s.metrics != nil {
 		for key := int16(0); key < 100; key++ {
 			if _, max, ok := handler.Supports(key); ok {
@@ -197,59 +214,137 @@ func (s *Server) accept(ln net.Listener, spec ListenerSpec, security *atomic.Poi
 				s.log.Debug("accept held by the connection creation rate", "listener", spec.Name, "waited", waited)
 			}
 		}
-		// The security of this very moment: a dynamic change applies to the
-		// connections accepted after it, the others keep theirs.
-		sec := security.Load()
-		c := &Conn{
-			ID: s.nextID.Add(1), Listener: spec.Name, Protocol: spec.Protocol, Remote: nc.RemoteAddr(),
-			Principal: "User:ANONYMOUS", nc: wrapTLS(nc, sec.TLS), srv: s,
-		}
-		c.sec.mechanisms = sec.SASL
-		c.log = s.log.With("conn", c.ID, "remote", c.Remote.String(), "listener", spec.Name)
-		ip := c.RemoteIP()
-		if s.connectionRate != nil {
-			if delay := s.connectionRate(ip); delay > 0 {
-				if s.acceptRate != nil {
-					s.acceptRate.Refund(spec.Name)
-				}
-				c.log.Debug("connection over its creation rate; closing it after the throttle", "delay", delay)
-				time.AfterFunc(delay, func() { nc.Close() })
-				continue
+		c := s.admit(nc, spec, security)
+		if c == nil {
+			if s.ctx.Err() != nil {
+				return
 			}
-		}
-		s.mu.Lock()
-		if s.ctx.Err() != nil {
-			s.mu.Unlock()
-			nc.Close()
-			return
-		}
-		if reason := s.overLimit(ip); reason != "" {
-			s.mu.Unlock()
-			c.log.Info("refusing connection", "reason", reason)
-			nc.Close()
 			continue
 		}
-		s.conns[c] = struct{}{}
-		s.perIP[ip]++
-		s.wg.Add(1)
-		s.mu.Unlock()
 		if gauge != nil {
 			gauge.Inc()
 		}
 		go func() {
 			defer s.wg.Done()
 			c.serve(s.ctx)
-			s.mu.Lock()
-			delete(s.conns, c)
-			if s.perIP[ip]--; s.perIP[ip] == 0 {
-				delete(s.perIP, ip)
-			}
-			s.mu.Unlock()
+			s.release(c)
 			if gauge != nil {
 				gauge.Dec()
 			}
 		}()
 	}
+}
+
+// admit registers nc as a connection of spec's listener once it has a
+// connection slot and its IP is within its limits, in Kafka's order
+// (ConnectionQuotas.inc): wait for a slot, then charge the IP's connection
+// creation rate, then count the IP's connections. It returns nil, nc
+// closed, when the connection is refused or the server closes meanwhile.
+func (s *Server) admit(nc net.Conn, spec ListenerSpec, security *atomic.Pointer[ListenerSecurity]) *Conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.waitForSlot(spec.Name) {
+		nc.Close()
+		return nil
+	}
+	// The security of this very moment: a dynamic change applies to the
+	// connections accepted after it, the others keep theirs.
+	sec := security.Load()
+	c := &Conn{
+		ID: s.nextID.Add(1), Listener: spec.Name, Protocol: spec.Protocol, Remote: nc.RemoteAddr(),
+		Principal: "User:ANONYMOUS", nc: wrapTLS(nc, sec.TLS), srv: s,
+	}
+	c.sec.mechanisms = sec.SASL
+	c.log = s.log.With("conn", c.ID, "remote", c.Remote.String(), "listener", spec.Name)
+	ip := c.RemoteIP()
+	if s.connectionRate != nil {
+		if delay := s.connectionRate(ip); delay > 0 {
+			if s.acceptRate != nil {
+				s.acceptRate.Refund(spec.Name)
+			}
+			c.log.Debug("connection over its creation rate; closing it after the throttle", "delay", delay)
+			time.AfterFunc(delay, func() { nc.Close() })
+			return nil
+		}
+	}
+	if limit := s.maxPerIP(ip); s.perIP[ip] >= limit {
+		c.log.Info("refusing connection", "reason", "max.connections.per.ip reached", "ip", ip, "limit", limit)
+		nc.Close()
+		return nil
+	}
+	s.conns[c] = struct{}{}
+	s.perIP[ip]++
+	s.perListen[spec.Name]++
+	s.wg.Add(1)
+	return c
+}
+
+// release forgets a connection that has ended and frees its slot.
+func (s *Server) release(c *Conn) {
+	ip := c.RemoteIP()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c)
+	if s.perIP[ip]--; s.perIP[ip] == 0 {
+		delete(s.perIP, ip)
+	}
+	s.perListen[c.Listener]--
+	s.slotChanged.Broadcast()
+}
+
+// waitForSlot waits until listener may hold one more connection, or the
+// server closes (false). The caller holds s.mu, which is released while
+// waiting.
+func (s *Server) waitForSlot(listener string) bool {
+	var start time.Time
+	for s.ctx.Err() == nil {
+		if s.slotAvailable(listener) {
+			if !start.IsZero() {
+				s.log.Debug("accept held for a connection slot", "listener", listener, "waited", time.Since(start))
+			}
+			return true
+		}
+		if start.IsZero() {
+			start = time.Now()
+		}
+		s.slotChanged.Wait()
+	}
+	return false
+}
+
+// slotAvailable is Kafka's connectionSlotAvailable: below the listener's
+// own limit, and below max.connections unless the listener is the
+// protected inter-broker one. The caller holds s.mu.
+func (s *Server) slotAvailable(listener string) bool {
+	l := s.limits
+	if l == nil {
+		return true
+	}
+	if n, ok := l.MaxPerListener[listener]; ok && s.perListen[listener] >= n {
+		return false
+	}
+	return listener == l.InterBroker || len(s.conns) < l.MaxConnections
+}
+
+// maxPerIP is how many connections ip may hold. The caller holds s.mu.
+func (s *Server) maxPerIP(ip string) int {
+	if s.limits == nil {
+		return math.MaxInt
+	}
+	if n, ok := s.limits.PerIPOverrides[ip]; ok {
+		return n
+	}
+	return s.limits.MaxPerIP
+}
+
+// SetLimits installs new connection limits for the connections accepted
+// from now on; accepts waiting for a slot re-check them, so a raised limit
+// lets them in at once. Open connections are never closed by a lower one.
+func (s *Server) SetLimits(l Limits) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limits = &l
+	s.slotChanged.Broadcast()
 }
 
 // SetListenerSecurity replaces the TLS config and SASL mechanisms of the
@@ -270,26 +365,6 @@ func (s *Server) SetListenerSecurity(name string, sec ListenerSecurity) error {
 	return nil
 }
 
-// overLimit says why a new connection from ip must be refused, or "". The
-// caller holds s.mu.
-func (s *Server) overLimit(ip string) string {
-	if s.limits == nil {
-		return ""
-	}
-	l := s.limits()
-	if len(s.conns) >= l.MaxConnections {
-		return "max.connections reached"
-	}
-	perIP := l.MaxPerIP
-	if n, ok := l.PerIPOverrides[ip]; ok {
-		perIP = n
-	}
-	if s.perIP[ip] >= perIP {
-		return "max.connections.per.ip reached for " + ip
-	}
-	return ""
-}
-
 func (s *Server) observe(req *Request, d time.Duration) {
 	if t := s.timers[req.Key]; t != nil {
 		t.Observe(req.Version, d)
@@ -301,6 +376,7 @@ func (s *Server) observe(req *Request, d time.Duration) {
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.cancel()
+	s.slotChanged.Broadcast() // accepts waiting for a slot give up
 	for _, ln := range s.listeners {
 		ln.Close()
 	}

@@ -91,7 +91,7 @@ func (f *fuzzServer) discover() error {
 	}
 	for _, k := range resp.(*kmsg.ApiVersionsResponse).ApiKeys {
 		// Configuration changes are left out: a fuzzed AlterConfigs could
-		// legitimately set max.connections to 0 and fail every later check.
+		// legitimately set max.connections to 0 and hold every later connection.
 		if strings.Contains(kmsg.NameForKey(k.ApiKey), "Alter") {
 			continue
 		}

@@ -404,9 +404,10 @@ func checkPerIPOverride(t *testing.T, addr, ip string, limit int) {
 	t.Errorf("%d connections from %s served with max.connections.per.ip.overrides=%s:%d", len(held), ip, ip, limit)
 }
 
-// max.connections, set as a dynamic cluster default, admits that many
-// connections and closes the next one at once; a freed slot is reused.
-func TestMaxConnectionsRefusesBeyondLimit(t *testing.T) {
+// max.connections, set as a dynamic cluster default, serves that many
+// connections; the next one is not refused but held unanswered, as Kafka's
+// acceptor waits for a connection slot, and is served once one closes.
+func TestMaxConnectionsHoldsBeyondLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the kbroker binary")
 	}
@@ -440,24 +441,23 @@ func TestMaxConnectionsRefusesBeyondLimit(t *testing.T) {
 		}
 		held = append(held, nc)
 	}
-	if nc, err := dialServed(p.Addr); err == nil {
-		nc.Close()
-		t.Fatalf("connection %d served with max.connections=%d", limit+1, limit)
-	} else if !isClosedByPeer(err) {
-		t.Fatalf("connection %d: %v, want closed by the broker", limit+1, err)
+	extra, err := net.DialTimeout("tcp", p.Addr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("connection %d: %v, want it queued, not refused", limit+1, err)
+	}
+	defer extra.Close()
+	extra.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if _, err := extra.Write(apiVersionsFrame(1)); err != nil {
+		t.Fatal(err)
+	}
+	var timeout net.Error
+	if _, err := readResponse(extra, time.Second); !errors.As(err, &timeout) || !timeout.Timeout() {
+		t.Fatalf("connection %d with max.connections=%d: %v, want it held unanswered", limit+1, limit, err)
 	}
 	held[0].Close()
 	held = held[1:]
-	ok := waitFor(5*time.Second, func() bool {
-		nc, err := dialServed(p.Addr)
-		if err != nil {
-			return false
-		}
-		held = append(held, nc)
-		return true
-	})
-	if !ok {
-		t.Errorf("no connection served after one of %d was closed", limit)
+	if _, err := readResponse(extra, 5*time.Second); err != nil {
+		t.Errorf("the held connection after one of %d closed: %v, want it served", limit, err)
 	}
 }
 

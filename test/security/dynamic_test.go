@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"net"
+	"os"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -116,6 +117,49 @@ func TestDynamicKeystoreRotation(t *testing.T) {
 		t.Fatalf("unrelated SSL change: %v", err)
 	}
 	expect("after an unrelated change", third)
+}
+
+// A key store rewritten in place is re-read when its location is altered
+// to the path it already has, as Kafka does (the broker sends every altered
+// key on, unchanged ones too): new connections get the new certificate. A
+// rewrite alone changes nothing, and a file that no longer builds is
+// refused with INVALID_CONFIG like any other bad key store.
+func TestDynamicKeystoreReloadAtSamePath(t *testing.T) {
+	first, second := newPKI(t, pkix.Name{CommonName: "c"}), newPKI(t, pkix.Name{CommonName: "c"})
+	store, _ := first.files(t)
+	b := start(t, config.Properties{"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", "ssl.keystore.location": store})
+	adm := adminClientOf(client(t, b.Addrs()[0], nil))
+	tlsAddr := b.Addrs()[1]
+	expect := func(when string, pki *testPKI) {
+		t.Helper()
+		if cert, err := presented(tlsAddr, pki); err != nil || !bytes.Equal(cert, certDER(t, pki.ServerPEM)) {
+			t.Fatalf("%s: the listener does not present the expected certificate (err %v)", when, err)
+		}
+	}
+	rewrite := func(content []byte) {
+		t.Helper()
+		if err := os.WriteFile(store, content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const key = "listener.name.ssl.ssl.keystore.location"
+	if err := alterBroker(t, adm, set(key, store)); err != nil {
+		t.Fatalf("setting the key store: %v", err)
+	}
+	expect("at first", first)
+
+	rewrite(append(append([]byte{}, second.ServerPEM...), second.ServerKeyPEM...))
+	expect("after the file was rewritten, before any alter", first)
+	if err := alterBroker(t, adm, set(key, store)); err != nil {
+		t.Fatalf("altering the key store to its own path: %v", err)
+	}
+	expect("after altering the key store to its own path", second)
+
+	rewrite(append(append([]byte{}, second.ServerPEM...), first.ServerKeyPEM...))
+	if err := alterBroker(t, adm, set(key, store)); !errors.Is(err, kerr.InvalidConfig) {
+		t.Fatalf("a key store whose key does not match: %v, want INVALID_CONFIG", err)
+	}
+	expect("after a refused reload", second)
 }
 
 // Changing a listener's PLAIN JAAS line with AlterConfigs: a user added
