@@ -44,16 +44,19 @@ func (b *Broker) openStore() (*meta.Store, membership, error) {
 		}
 		return store, cluster.NewLocal(store, b.cfg.NodeID), nil
 	}
-	ms := func(name string) time.Duration {
-		n, _ := strconv.ParseInt(config.BrokerValue(name, static), 10, 64)
-		return time.Duration(n) * time.Millisecond
+	num := func(name string) int {
+		n, _ := strconv.Atoi(config.BrokerValue(name, static)) // the catalog checked it
+		return n
 	}
+	ms := func(name string) time.Duration { return time.Duration(num(name)) * time.Millisecond }
 	opts := meta.EtcdOptions{
-		Endpoints:      endpoints,
-		Prefix:         config.BrokerValue("metadata.etcd.prefix", static),
-		Username:       b.cfg.Props["metadata.etcd.username"],
-		Password:       b.cfg.Props["metadata.etcd.password"],
-		RequestTimeout: ms("metadata.etcd.request.timeout.ms"),
+		Endpoints:       endpoints,
+		Prefix:          config.BrokerValue("metadata.etcd.prefix", static),
+		Username:        b.cfg.Props["metadata.etcd.username"],
+		Password:        b.cfg.Props["metadata.etcd.password"],
+		RequestTimeout:  ms("metadata.etcd.request.timeout.ms"),
+		MaxTxnOps:       num("metadata.etcd.max.txn.ops"),
+		MaxRequestBytes: num("metadata.etcd.max.request.bytes"),
 	}
 	var err error
 	if opts.TLS, err = etcdTLS(b.cfg.Props); err != nil {

@@ -43,6 +43,7 @@ var errorTable = []struct {
 	// The metadata store (etcd) unreachable or contended: the client retries.
 	{meta.ErrUnavailable, kerr.RequestTimedOut},
 	{meta.ErrConflict, kerr.RequestTimedOut},
+	{meta.ErrTooLarge, kerr.InvalidRequest}, // over etcd's request size: no retry helps
 	{context.DeadlineExceeded, kerr.RequestTimedOut},
 	{context.Canceled, kerr.RequestTimedOut},
 }

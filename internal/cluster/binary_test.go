@@ -2,10 +2,8 @@ package cluster_test
 
 import (
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,49 +12,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"kbroker/internal/cluster/etcdtest"
+	"kbroker/internal/testbin"
 )
 
-// startKbrokerProcess runs "kbroker serve" as node id on addr against etcd,
-// with its output in the test's log on failure.
-func startKbrokerProcess(t *testing.T, bin string, id int, addr, endpoint string) *exec.Cmd {
-	t.Helper()
-	dir := t.TempDir()
-	props := fmt.Sprintf("node.id=%d\nlisteners=PLAINTEXT://%s\nlog.dirs=%s\nmetadata.etcd.endpoints=%s\nmetadata.etcd.session.timeout.ms=2000\n",
-		id, addr, filepath.Join(dir, "data"), endpoint)
-	cfg := filepath.Join(dir, "server.properties")
-	if err := os.WriteFile(cfg, []byte(props), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	logPath := filepath.Join(dir, "kbroker.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "serve", "--config", cfg)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	logFile.Close()
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-done
-		if t.Failed() {
-			out, _ := os.ReadFile(logPath)
-			t.Logf("kbroker %d log:\n%s", id, out)
-		}
-	})
-	eventually(t, fmt.Sprintf("kbroker %d to listen on %s", id, addr), func() bool {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
-	return cmd
-}
+// TestMain builds the kbroker binary once, on first use (testbin).
+func TestMain(m *testing.M) { os.Exit(testbin.Run(m)) }
 
 // TestThreeKbrokerProcessesFormOneCluster is the cluster scenario against
 // the built binary: three "kbroker serve" processes and one etcd.
@@ -64,21 +24,17 @@ func TestThreeKbrokerProcessesFormOneCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the kbroker binary")
 	}
-	bin := filepath.Join(t.TempDir(), "kbroker")
-	build := exec.Command("go", "build", "-o", bin, "kbroker/cmd/kbroker")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	etcd := etcdtest.Start(t)
 	var addrs []string
-	var procs []*exec.Cmd
+	var procs []*testbin.Proc
 	for id := 1; id <= 3; id++ {
-		addr, err := etcdtest.FreeAddr()
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs = append(addrs, addr)
-		procs = append(procs, startKbrokerProcess(t, bin, id, addr, etcd.Endpoint()))
+		p := testbin.NewBroker(t, map[string]string{
+			"node.id":                          strconv.Itoa(id),
+			"metadata.etcd.endpoints":          etcd.Endpoint(),
+			"metadata.etcd.session.timeout.ms": "2000",
+		}).Start(t)
+		addrs = append(addrs, p.Addr)
+		procs = append(procs, p)
 	}
 	eventually(t, "three brokers in the metadata", func() bool { return len(metadata(t, addrs[2]).Brokers) == 3 })
 	createTopic(t, addrs[0], "procs", 3)
@@ -99,9 +55,7 @@ func TestThreeKbrokerProcessesFormOneCluster(t *testing.T) {
 		t.Fatalf("consumed %d of 3 records", n)
 	}
 
-	if err := procs[2].Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	procs[2].Stop(t, syscall.SIGTERM, 10*time.Second)
 	eventually(t, "the stopped process gone from the metadata", func() bool {
 		for _, b := range metadata(t, addrs[0]).Brokers {
 			if strings.HasSuffix(addrs[2], fmt.Sprint(":", b.Port)) {

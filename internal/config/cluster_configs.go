@@ -25,5 +25,9 @@ func clusterDefs() []*Def {
 			Doc: "TTL of the etcd lease a broker registers under (rounded up to whole seconds): a broker that cannot reach etcd for this long is no longer listed as live, and re-registers when etcd answers again."},
 		{Name: "metadata.etcd.request.timeout.ms", Type: TypeLong, Default: "5000", Check: atLeast(1), Mode: ReadOnly,
 			Doc: "How long one etcd call may take before the admin request that needs it fails with a retriable error (REQUEST_TIMED_OUT)."},
+		{Name: "metadata.etcd.max.txn.ops", Type: TypeInt, Default: "128", Check: atLeast(2), Mode: ReadOnly,
+			Doc: "etcd's --max-txn-ops (etcd's default: 128): large CreateTopics, AlterClientQuotas, CreateAcls and DeleteAcls requests are committed in transactions of at most this many reads and writes. At least 2 (a topic and its configs go in one transaction)."},
+		{Name: "metadata.etcd.max.request.bytes", Type: TypeInt, Default: "1572864", Check: atLeast(4096), Mode: ReadOnly,
+			Doc: "etcd's --max-request-bytes (etcd's default: 1.5 MiB): large admin requests are committed in transactions of at most this many bytes of keys and values, and one item (a topic with its configs, a quota entity, an ACL's resource) larger than that fails alone."},
 	}
 }

@@ -3,6 +3,7 @@ package meta
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -123,15 +124,17 @@ func (e Event) ChangedACLs() bool {
 }
 
 // CreateACLs stores acls in one transaction where the backend allows (in
-// chunks under etcd's --max-txn-ops, batch.go: a failure part-way leaves
-// the first chunks stored, and retrying is harmless). An ACL already stored
-// is left as it is (CreateAcls is idempotent in Kafka). The caller
-// validated them.
+// chunks under etcd's --max-txn-ops and --max-request-bytes, batch.go: a
+// failure part-way leaves the first chunks stored, and retrying is
+// harmless). An ACL already stored is left as it is (CreateAcls is
+// idempotent in Kafka). The caller validated them. One resource pattern
+// keeps all its ACLs in one key, so an ACL that would take that key over
+// etcd's request size fails the call there with ErrTooLarge.
 func (s *Store) CreateACLs(ctx context.Context, acls []auth.ACL) error {
 	// Per ACL: at most one read and one write (of its resource's key).
 	_, err := s.updateChunks(ctx, len(acls), 1, func(tx Tx, lo, hi int) error {
 		return addACLs(tx, acls[lo:hi])
-	})
+	}, nil)
 	return err
 }
 
@@ -170,9 +173,10 @@ func addACLs(tx Tx, acls []auth.ACL) error {
 // DeleteACLs removes every ACL that matches one of the filters, and returns
 // for each filter the ACLs it matched (an ACL matched by two filters is
 // listed under both, as it existed when each was applied). One transaction
-// where the backend allows; under etcd's --max-txn-ops, resource keys are
-// visited in order in as many transactions as their writes need, each one
-// exact for the keys it covers (batch.go).
+// where the backend allows; under etcd's --max-txn-ops and
+// --max-request-bytes, resource keys are visited in order in as many
+// transactions as their writes need, each one exact for the keys it covers
+// (batch.go).
 func (s *Store) DeleteACLs(ctx context.Context, filters []auth.Filter) ([][]auth.ACL, error) {
 	matched := make([][]auth.ACL, len(filters))
 	maxWrites := 0 // no limit
@@ -214,8 +218,8 @@ func (s *Store) DeleteACLs(ctx context.Context, filters []auth.Filter) ([][]auth
 
 // deleteMatchingACLs applies filters to the resource keys after from, in
 // order, adding what each filter matched to matched, until maxWrites keys
-// were written (0: no limit). It returns the last key it finished and
-// whether keys remain.
+// were written (0: no limit) or the next write would not fit in the
+// transaction. It returns the last key it finished and whether keys remain.
 func deleteMatchingACLs(tx Tx, filters []auth.Filter, matched [][]auth.ACL, from string, maxWrites int) (done string, more bool, err error) {
 	all := tx.List(prefixACLs)
 	keys := make([]string, 0, len(all))
@@ -234,29 +238,49 @@ func deleteMatchingACLs(tx Tx, filters []auth.Filter, matched [][]auth.ACL, from
 		if err != nil {
 			return "", false, err
 		}
-		kept := acls[:0:0]
-		for _, a := range acls {
-			hit := false
-			for i, f := range filters {
-				if f.Matches(a) {
-					matched[i] = append(matched[i], a)
-					hit = true
+		kept, hits := filterACLs(acls, filters)
+		if len(kept) < len(acls) {
+			err := writeIfFits(tx, func() error {
+				if len(kept) == 0 {
+					tx.Delete(key)
+				} else {
+					tx.Put(key, encodeACLs(kept))
 				}
+				return nil
+			})
+			switch {
+			case errors.Is(err, ErrTooLarge) && writes > 0:
+				return done, true, nil // the next transaction starts at key
+			case err != nil:
+				// A shrunk list too large alone: etcd's limit is now below
+				// what it once accepted for this key.
+				return "", false, fmt.Errorf("%s: %w", key, err)
 			}
-			if !hit {
-				kept = append(kept, a)
-			}
+			writes++
 		}
-		switch {
-		case len(kept) == len(acls):
-		case len(kept) == 0:
-			tx.Delete(key)
-			writes++
-		default:
-			tx.Put(key, encodeACLs(kept))
-			writes++
+		for i := range hits {
+			matched[i] = append(matched[i], hits[i]...)
 		}
 		done = key
 	}
 	return done, false, nil
+}
+
+// filterACLs splits acls into those no filter matches and, per filter,
+// those it matches.
+func filterACLs(acls []auth.ACL, filters []auth.Filter) (kept []auth.ACL, hits [][]auth.ACL) {
+	hits = make([][]auth.ACL, len(filters))
+	for _, a := range acls {
+		hit := false
+		for i, f := range filters {
+			if f.Matches(a) {
+				hits[i] = append(hits[i], a)
+				hit = true
+			}
+		}
+		if !hit {
+			kept = append(kept, a)
+		}
+	}
+	return kept, hits
 }

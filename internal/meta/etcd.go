@@ -41,10 +41,13 @@ package meta
 // range's deletions.
 //
 // Limits. etcd bounds a Txn to --max-txn-ops operations in each of If and
-// Then (128 by default; MaxTxnOps). A single Update that reads more keys
-// than that (one compare each) or writes more fails with a clear error. The
-// store's batch operations (CreateTopics, UpdateQuotas, CreateACLs) stay
-// under it by committing a large batch in several transactions (batch.go).
+// Then (128 by default; MaxTxnOps), and its request to --max-request-bytes
+// (1.5 MiB by default; MaxRequestBytes). A single Update that reads more
+// keys than that (one compare each) or writes more fails with a clear
+// error; one whose request would be too large fails with ErrTooLarge
+// before anything is sent. The store's batch operations (CreateTopics,
+// UpdateQuotas, CreateACLs, DeleteACLs) stay under both by committing a
+// large batch in several transactions (batch.go).
 //
 // Read-your-writes (sync.go): currentRev reads the revision linearizably,
 // and the watch passes on etcd's progress notifications as empty batches, so
@@ -80,6 +83,11 @@ var ErrUnavailable = errors.New("meta: metadata store unavailable")
 // retries ran out. It is retriable, like ErrUnavailable.
 var ErrConflict = errors.New("meta: metadata update kept conflicting with concurrent updates")
 
+// ErrTooLarge means a metadata change does not fit in one request of the
+// metadata store (etcd's --max-request-bytes). Retrying does not help: the
+// change itself (a topic's configs, say) must shrink.
+var ErrTooLarge = errors.New("meta: metadata change too large for one etcd request")
+
 // EtcdOptions configures OpenEtcd. Zero values take the defaults.
 type EtcdOptions struct {
 	Endpoints          []string
@@ -95,6 +103,10 @@ type EtcdOptions struct {
 	// MaxTxnOps is etcd's --max-txn-ops (default 128, etcd's default): the
 	// store's batch operations split their writes to stay under it.
 	MaxTxnOps int
+	// MaxRequestBytes is etcd's --max-request-bytes (default 1.5 MiB,
+	// etcd's default): the batch operations split their writes to stay
+	// under it, and a change too large alone fails with ErrTooLarge.
+	MaxRequestBytes int
 }
 
 const (
@@ -113,6 +125,20 @@ const (
 
 	// defaultMaxTxnOps is etcd's own default --max-txn-ops.
 	defaultMaxTxnOps = 128
+	// defaultMaxRequestBytes is etcd's own default --max-request-bytes.
+	defaultMaxRequestBytes = 1536 * 1024
+
+	// etcd checks the size of the encoded raft request that carries a Txn.
+	// requestEnvelopeBytes bounds what that request adds to the Txn besides
+	// the etcd user name (header id, auth revision, field framing), and
+	// opFramingBytes what protobuf adds to one compare or write besides its
+	// key, range end and value (tags, lengths, compare target and result).
+	requestEnvelopeBytes = 64
+	opFramingBytes       = 40
+	// grpcOverheadBytes is what etcd's gRPC server allows a message above
+	// --max-request-bytes (etcd's grpcOverheadBytes), so the client may send
+	// that much too.
+	grpcOverheadBytes = 512 * 1024
 )
 
 // Etcd is the etcd Backend. It is safe for concurrent use.
@@ -122,6 +148,8 @@ type Etcd struct {
 	endpoints  string // for error messages
 	reqTimeout time.Duration
 	maxTxnOps  int
+	maxReqSize int // etcd's --max-request-bytes
+	username   string
 }
 
 // OpenEtcd connects to etcd and checks, within ctx, that it answers a read
@@ -135,6 +163,7 @@ func OpenEtcd(ctx context.Context, opts EtcdOptions) (*Etcd, error) {
 		prefix += "/"
 	}
 	dialTimeout := cmp.Or(opts.DialTimeout, defaultEtcdTimeout)
+	maxReqSize := cmp.Or(opts.MaxRequestBytes, defaultMaxRequestBytes)
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:            opts.Endpoints,
 		Username:             opts.Username,
@@ -144,6 +173,9 @@ func OpenEtcd(ctx context.Context, opts EtcdOptions) (*Etcd, error) {
 		DialKeepAliveTime:    10 * time.Second,
 		DialKeepAliveTimeout: 5 * time.Second,
 		Logger:               zap.NewNop(), // failures reach callers as errors
+		// The client's own default (2 MiB) would refuse a request that an
+		// etcd with a larger --max-request-bytes accepts.
+		MaxCallSendMsgSize: maxReqSize + grpcOverheadBytes,
 		DialOptions: []grpc.DialOption{
 			// gRPC's default reconnect backoff grows to two minutes; brokers
 			// should notice a returning etcd within seconds.
@@ -162,6 +194,8 @@ func OpenEtcd(ctx context.Context, opts EtcdOptions) (*Etcd, error) {
 		endpoints:  strings.Join(opts.Endpoints, ","),
 		reqTimeout: cmp.Or(opts.RequestTimeout, defaultEtcdTimeout),
 		maxTxnOps:  cmp.Or(opts.MaxTxnOps, defaultMaxTxnOps),
+		maxReqSize: maxReqSize,
+		username:   opts.Username,
 	}
 	// The first read also waits for the connection, so it gets the dial
 	// budget when that is the longer one: a broker starting next to a busy
@@ -234,6 +268,10 @@ func (e *Etcd) fail(ctx context.Context, what string, err error) error {
 	switch {
 	case errors.Is(err, rpctypes.ErrTooManyOps):
 		return fmt.Errorf("%s: the transaction has more operations than etcd's --max-txn-ops allows: %w", what, err)
+	case errors.Is(err, rpctypes.ErrRequestTooLarge):
+		// The size check of Update passed, so etcd's limit is below
+		// metadata.etcd.max.request.bytes.
+		return fmt.Errorf("%s: %w: etcd refused the request as larger than its --max-request-bytes (check metadata.etcd.max.request.bytes): %v", what, ErrTooLarge, err)
 	case isUnavailable(err) && ctx.Err() != nil:
 		return fmt.Errorf("%s: %w: etcd at %s did not answer before the request's deadline: %w", what, ErrUnavailable, e.endpoints, ctx.Err())
 	case isUnavailable(err):
@@ -334,6 +372,9 @@ func (e *Etcd) Update(ctx context.Context, fn func(Tx) error) (int64, error) {
 			if len(ops) == 0 {
 				return 0, nil
 			}
+			if err := t.tooLarge(); err != nil {
+				return 0, err
+			}
 			cctx, cancel := e.callCtx(ctx)
 			resp, err := e.cli.Txn(cctx).If(t.cmps...).Then(ops...).Commit()
 			cancel()
@@ -371,7 +412,23 @@ type etcdTx struct {
 	writes map[string]etcdWrite
 	order  []string // written keys, first write first
 	err    error
+
+	// undo, once mark was called, has what each change of base and
+	// writes since then replaced, for rollback (batch.go); marked has the
+	// lengths of the lists rollback truncates.
+	undo   []etcdUndo
+	marked etcdMark
 }
+
+type etcdUndo struct {
+	key   string
+	base  bool // an entry of base, else of writes
+	kv    etcdKV
+	write etcdWrite
+	had   bool // the entry was there before
+}
+
+type etcdMark struct{ cmps, listed, order int }
 
 type etcdKV struct {
 	value  []byte
@@ -415,11 +472,11 @@ func (t *etcdTx) get(key string, opts ...clientv3.OpOption) *clientv3.GetRespons
 func (t *etcdTx) record(key string, kv *mvccpb.KeyValue) {
 	full := t.e.prefix + key
 	if kv == nil {
-		t.base[key] = etcdKV{}
+		t.setBase(key, etcdKV{})
 		t.cmps = append(t.cmps, clientv3.Compare(clientv3.CreateRevision(full), "=", 0))
 		return
 	}
-	t.base[key] = etcdKV{value: kv.Value, exists: true}
+	t.setBase(key, etcdKV{value: kv.Value, exists: true})
 	t.cmps = append(t.cmps, clientv3.Compare(clientv3.ModRevision(full), "=", kv.ModRevision))
 }
 
@@ -430,9 +487,16 @@ func (t *etcdTx) lookup(key string) etcdKV {
 	for _, p := range t.listed {
 		if strings.HasPrefix(key, p) {
 			// The listed range's compare already covers its creation.
-			t.base[key] = etcdKV{}
+			t.setBase(key, etcdKV{})
 			return etcdKV{}
 		}
+	}
+	if len(t.e.prefix)+len(key) > t.e.maxReqSize {
+		// etcd never stored a key too long for a request, and the read
+		// itself would be refused: the key is absent, and writing it fails
+		// with ErrTooLarge.
+		t.setBase(key, etcdKV{})
+		return etcdKV{}
 	}
 	resp := t.get(key)
 	if resp == nil {
@@ -460,7 +524,7 @@ func (t *etcdTx) List(prefix string) map[string][]byte {
 			for _, kv := range resp.Kvs {
 				key := string(kv.Key[len(t.e.prefix):])
 				if _, seen := t.base[key]; !seen {
-					t.base[key] = etcdKV{value: kv.Value, exists: true, modRev: kv.ModRevision}
+					t.setBase(key, etcdKV{value: kv.Value, exists: true, modRev: kv.ModRevision})
 				}
 			}
 			// Catches keys created or changed under the prefix; write adds
@@ -515,12 +579,69 @@ func (t *etcdTx) write(key string, w etcdWrite) {
 	if kv := t.base[key]; kv.modRev != 0 {
 		t.cmps = append(t.cmps, clientv3.Compare(clientv3.ModRevision(t.e.prefix+key), "=", kv.modRev))
 		kv.modRev = 0
-		t.base[key] = kv
+		t.setBase(key, kv)
 	}
-	if _, ok := t.writes[key]; !ok {
+	prev, had := t.writes[key]
+	if !had {
 		t.order = append(t.order, key)
 	}
+	if t.undo != nil {
+		t.undo = append(t.undo, etcdUndo{key: key, write: prev, had: had})
+	}
 	t.writes[key] = w
+}
+
+// setBase caches what key was at the snapshot revision.
+func (t *etcdTx) setBase(key string, kv etcdKV) {
+	if t.undo != nil {
+		prev, had := t.base[key]
+		t.undo = append(t.undo, etcdUndo{key: key, base: true, kv: prev, had: had})
+	}
+	t.base[key] = kv
+}
+
+func (t *etcdTx) mark() {
+	t.undo = []etcdUndo{}
+	t.marked = etcdMark{cmps: len(t.cmps), listed: len(t.listed), order: len(t.order)}
+}
+
+// rollback takes back everything since the mark: writes, and reads with
+// their compares, which would otherwise count against the request size.
+func (t *etcdTx) rollback() {
+	for i := len(t.undo) - 1; i >= 0; i-- {
+		switch u := t.undo[i]; {
+		case u.base && u.had:
+			t.base[u.key] = u.kv
+		case u.base:
+			delete(t.base, u.key)
+		case u.had:
+			t.writes[u.key] = u.write
+		default:
+			delete(t.writes, u.key)
+		}
+	}
+	t.cmps, t.listed, t.order = t.cmps[:t.marked.cmps], t.listed[:t.marked.listed], t.order[:t.marked.order]
+	t.undo = nil
+}
+
+// tooLarge reports, with ErrTooLarge, a commit whose request would be over
+// etcd's --max-request-bytes. The size is an upper bound of what etcd
+// measures (the encoded raft request), from the keys, range ends and
+// values of the compares and writes plus their protobuf framing; a
+// deletion of a key that does not exist is counted though it is not sent.
+func (t *etcdTx) tooLarge() error {
+	n := requestEnvelopeBytes + len(t.e.username)
+	for i := range t.cmps {
+		c := t.cmps[i].GetCompare()
+		n += opFramingBytes + len(c.Key) + len(c.RangeEnd) + len(c.GetValue())
+	}
+	for _, key := range t.order {
+		n += opFramingBytes + len(t.e.prefix) + len(key) + len(t.writes[key].value)
+	}
+	if n > t.e.maxReqSize {
+		return fmt.Errorf("%w: the change needs about %d bytes and etcd's --max-request-bytes (metadata.etcd.max.request.bytes) is %d", ErrTooLarge, n, t.e.maxReqSize)
+	}
+	return nil
 }
 
 // ops is the Then of the commit: each written key's final state, once (etcd

@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -30,11 +31,15 @@ type testEtcd struct {
 	peer     url.URL
 	srv      *embed.Etcd
 	endpoint string
+	// configure changes etcd's configuration from its defaults.
+	configure func(*embed.Config)
 }
 
-func startEtcd(t *testing.T) *testEtcd {
+func startEtcd(t *testing.T) *testEtcd { return startEtcdWith(t, nil) }
+
+func startEtcdWith(t *testing.T, configure func(*embed.Config)) *testEtcd {
 	t.Helper()
-	te := &testEtcd{t: t, dir: t.TempDir()}
+	te := &testEtcd{t: t, dir: t.TempDir(), configure: configure}
 	te.client = url.URL{Scheme: "http", Host: freeAddr(t)}
 	te.peer = url.URL{Scheme: "http", Host: freeAddr(t)}
 	te.endpoint = te.client.Host
@@ -66,6 +71,9 @@ func (te *testEtcd) start() {
 	cfg.AdvertisePeerUrls = []url.URL{te.peer}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	if te.configure != nil {
+		te.configure(cfg)
+	}
 	srv, err := embed.StartEtcd(cfg)
 	if err != nil {
 		te.t.Fatalf("starting etcd: %v", err)
@@ -90,16 +98,22 @@ func (te *testEtcd) stop() {
 // prefix, closed when the test ends.
 func (te *testEtcd) open(t *testing.T, prefix string, endpoint ...string) *Etcd {
 	t.Helper()
-	ep := te.endpoint
+	opts := EtcdOptions{Prefix: prefix, RequestTimeout: 500 * time.Millisecond}
 	if len(endpoint) > 0 {
-		ep = endpoint[0]
+		opts.Endpoints = endpoint
 	}
-	e, err := OpenEtcd(context.Background(), EtcdOptions{
-		Endpoints:      []string{ep},
-		Prefix:         prefix,
-		DialTimeout:    2 * time.Second,
-		RequestTimeout: 500 * time.Millisecond,
-	})
+	return te.openWith(t, opts)
+}
+
+// openWith connects a backend with opts, whose zero endpoints and dial
+// timeout are the test's.
+func (te *testEtcd) openWith(t *testing.T, opts EtcdOptions) *Etcd {
+	t.Helper()
+	if len(opts.Endpoints) == 0 {
+		opts.Endpoints = []string{te.endpoint}
+	}
+	opts.DialTimeout = cmp.Or(opts.DialTimeout, 2*time.Second)
+	e, err := OpenEtcd(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +123,12 @@ func (te *testEtcd) open(t *testing.T, prefix string, endpoint ...string) *Etcd 
 
 func (te *testEtcd) openStore(t *testing.T, prefix string, endpoint ...string) *Store {
 	t.Helper()
-	s, err := Open(te.open(t, prefix, endpoint...), slog.New(slog.DiscardHandler))
+	return openStoreOn(t, te.open(t, prefix, endpoint...))
+}
+
+func openStoreOn(t *testing.T, e *Etcd) *Store {
+	t.Helper()
+	s, err := Open(e, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,30 +534,168 @@ func TestEtcdBatchesLargerThanTxnOpsLimitSucceed(t *testing.T) {
 		t.Fatalf("%d quota entities, want 300", got)
 	}
 
-	var acls []auth.ACL
-	for i := range 300 {
-		acls = append(acls, auth.ACL{ResourceType: auth.ResourceTopic, ResourceName: "t" + strconv.Itoa(i%200),
-			PatternType: auth.PatternLiteral, Principal: "User:u" + strconv.Itoa(i), Host: auth.WildcardHost,
-			Operation: auth.OpRead, Permission: auth.PermissionAllow})
-	}
-	if err := s.CreateACLs(ctx, acls); err != nil {
+	if err := s.CreateACLs(ctx, readACLs("t")); err != nil {
 		t.Fatalf("CreateACLs of 300 ACLs on 200 resources: %v", err)
 	}
 	if got := len(s.Snapshot().AllACLs()); got != 300 {
 		t.Fatalf("%d ACLs stored, want 300", got)
 	}
-	matched, err := s.DeleteACLs(ctx, []auth.Filter{auth.MatchAll})
-	if err != nil {
-		t.Fatalf("DeleteACLs of 200 resources: %v", err)
-	}
-	if len(matched[0]) != 300 || len(s.Snapshot().AllACLs()) != 0 {
-		t.Fatalf("DeleteACLs matched %d of 300 and left %d", len(matched[0]), len(s.Snapshot().AllACLs()))
-	}
+	deleteAllACLs(t, s, 300)
 
 	eventually(t, "the other store to see every topic and entity", func() bool {
 		snap := other.Snapshot()
 		return len(snap.Topics) == n && len(snap.Quotas) == 300 && len(snap.AllACLs()) == 0
 	})
+}
+
+func TestEtcdTransactionOverRequestBytesLimitFailsClearly(t *testing.T) {
+	te := startEtcd(t)
+	e := te.open(t, "/big/")
+	_, err := e.Update(context.Background(), func(tx Tx) error {
+		tx.Put("k", make([]byte, 2<<20)) // etcd's default --max-request-bytes is 1.5 MiB
+		return nil
+	})
+	if !errors.Is(err, ErrTooLarge) || errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "--max-request-bytes") {
+		t.Fatalf("oversized transaction: %v", err)
+	}
+}
+
+// bigValue is n bytes of c, for values that fill etcd requests.
+func bigValue(c byte, n int) string { return strings.Repeat(string(c), n) }
+
+// The embedded etcd keeps etcd's default --max-request-bytes (1.5 MiB):
+// batches of many large items must still go through, in chunks, and an
+// item too large alone fails by itself.
+func TestEtcdBatchesLargerThanRequestBytesLimitSucceed(t *testing.T) {
+	te := startEtcd(t)
+	// A 1.5 MiB commit can take longer than the tests' usual 500 ms on a
+	// loaded machine.
+	s := openStoreOn(t, te.openWith(t, EtcdOptions{Prefix: "/big/", RequestTimeout: 20 * time.Second}))
+	other := te.openStore(t, "/big/")
+	ctx := context.Background()
+
+	// 64 topics with ~100 KiB of configs each (6.4 MiB in all), and one
+	// whose configs alone are over the limit.
+	const n, huge = 65, 20
+	var topics []NewTopic
+	for i := range n {
+		configs := map[string]string{}
+		for c := range 10 {
+			configs["c"+strconv.Itoa(c)] = bigValue('a'+byte(c), 10<<10)
+		}
+		if i == huge {
+			configs = map[string]string{"c": bigValue('x', 2<<20)}
+		}
+		topics = append(topics, NewTopic{Topic: Topic{Name: "t" + strconv.Itoa(i), Partitions: 1}, Configs: configs})
+	}
+	created, errs, err := s.CreateTopics(ctx, topics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		switch {
+		case i == huge:
+			if !errors.Is(errs[i], ErrTooLarge) || created[i] != nil {
+				t.Fatalf("topic with 2 MiB of configs: created %v, err %v; want ErrTooLarge", created[i], errs[i])
+			}
+		case errs[i] != nil || created[i] == nil:
+			t.Fatalf("topic %d: %v", i, errs[i])
+		}
+	}
+	snap := s.Snapshot()
+	if len(snap.Topics) != n-1 || len(snap.TopicConfigs["t64"]["c9"]) != 10<<10 {
+		t.Fatalf("writer's snapshot: %d topics, t64 c9 of %d bytes", len(snap.Topics), len(snap.TopicConfigs["t64"]["c9"]))
+	}
+
+	// Quota entities whose names fill the request before --max-txn-ops.
+	paths := make([]string, 300)
+	for i := range paths {
+		paths[i] = "clients/" + bigValue('c', 8<<10) + strconv.Itoa(i)
+	}
+	paths[7] = "clients/" + bigValue('c', 2<<20)
+	qerrs, err := s.UpdateQuotas(ctx, paths, func(i int, cur map[string]float64) (map[string]float64, error) {
+		return map[string]float64{"producer_byte_rate": float64(1000 + i)}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, qerr := range qerrs {
+		if (i == 7) != errors.Is(qerr, ErrTooLarge) || i != 7 && qerr != nil {
+			t.Fatalf("quota entity %d: %v", i, qerr)
+		}
+	}
+	if got := len(s.Snapshot().Quotas); got != 299 {
+		t.Fatalf("%d quota entities, want 299", got)
+	}
+
+	acls := readACLs(bigValue('r', 8<<10))
+	if err := s.CreateACLs(ctx, acls); err != nil {
+		t.Fatalf("CreateACLs of 300 ACLs on 200 8 KiB resources: %v", err)
+	}
+	tooBig := acls[0]
+	tooBig.Principal = "User:" + bigValue('p', 2<<20)
+	if err := s.CreateACLs(ctx, []auth.ACL{tooBig}); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("CreateACLs of an ACL over the limit: %v, want ErrTooLarge", err)
+	}
+	deleteAllACLs(t, s, 300)
+
+	eventually(t, "the other store to see every topic and entity", func() bool {
+		snap := other.Snapshot()
+		return len(snap.Topics) == n-1 && len(snap.Quotas) == 299 && len(snap.AllACLs()) == 0
+	})
+}
+
+// A store told etcd's limits (metadata.etcd.max.txn.ops and
+// metadata.etcd.max.request.bytes) fits its batches to an etcd started with
+// smaller ones; one left at the defaults gets etcd's refusal as ErrTooLarge.
+func TestEtcdBatchesFitAnEtcdWithSmallerLimits(t *testing.T) {
+	te := startEtcdWith(t, func(cfg *embed.Config) {
+		cfg.MaxTxnOps, cfg.MaxRequestBytes = 16, 64<<10
+	})
+	ctx := context.Background()
+	var topics []NewTopic
+	for i := range 50 {
+		topics = append(topics, NewTopic{Topic: Topic{Name: "t" + strconv.Itoa(i), Partitions: 1},
+			Configs: map[string]string{"c": bigValue('v', 10<<10)}})
+	}
+
+	told := openStoreOn(t, te.openWith(t, EtcdOptions{Prefix: "/told/", MaxTxnOps: 16, MaxRequestBytes: 64 << 10, RequestTimeout: 5 * time.Second}))
+	_, errs, err := told.CreateTopics(ctx, topics)
+	if err != nil || errors.Join(errs...) != nil {
+		t.Fatalf("CreateTopics against etcd's limits: %v %v", err, errors.Join(errs...))
+	}
+	if got := len(told.Snapshot().Topics); got != 50 {
+		t.Fatalf("%d topics, want 50", got)
+	}
+
+	untold := openStoreOn(t, te.openWith(t, EtcdOptions{Prefix: "/untold/", MaxTxnOps: 16, RequestTimeout: 5 * time.Second}))
+	_, _, err = untold.CreateTopics(ctx, topics)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "metadata.etcd.max.request.bytes") {
+		t.Fatalf("CreateTopics over etcd's --max-request-bytes: %v, want ErrTooLarge naming the setting", err)
+	}
+}
+
+// readACLs is 300 ACLs on the 200 topics named resourcePrefix plus 0 to 199.
+func readACLs(resourcePrefix string) []auth.ACL {
+	var acls []auth.ACL
+	for i := range 300 {
+		acls = append(acls, auth.ACL{ResourceType: auth.ResourceTopic, ResourceName: resourcePrefix + strconv.Itoa(i%200),
+			PatternType: auth.PatternLiteral, Principal: "User:u" + strconv.Itoa(i), Host: auth.WildcardHost,
+			Operation: auth.OpRead, Permission: auth.PermissionAllow})
+	}
+	return acls
+}
+
+// deleteAllACLs deletes every ACL of s, which must be want of them.
+func deleteAllACLs(t *testing.T, s *Store, want int) {
+	t.Helper()
+	matched, err := s.DeleteACLs(context.Background(), []auth.Filter{auth.MatchAll})
+	if err != nil {
+		t.Fatalf("DeleteACLs: %v", err)
+	}
+	if len(matched[0]) != want || len(s.Snapshot().AllACLs()) != 0 {
+		t.Fatalf("DeleteACLs matched %d of %d and left %d", len(matched[0]), want, len(s.Snapshot().AllACLs()))
+	}
 }
 
 // Sync: a store that writes nothing learns another store's write at once,

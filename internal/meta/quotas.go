@@ -54,11 +54,12 @@ func applyQuota(m map[string]map[string]float64, c Change, path string) error {
 
 // UpdateQuotas changes quota entities in one transaction where the backend
 // allows (one durable commit for a whole AlterClientQuotas request on bbolt;
-// chunks under etcd's --max-txn-ops, batch.go). change is called for each
-// path with a copy of that entity's current values (empty if none) and
-// returns its new values; an empty result removes the entity. An error from
-// change skips that entity only and is returned at its index in errs; err
-// is a store failure that wrote nothing. A store failure after some chunks
+// chunks under etcd's --max-txn-ops and --max-request-bytes, batch.go).
+// change is called for each path with a copy of that entity's current
+// values (empty if none) and returns its new values; an empty result
+// removes the entity. An error from change, or an entity too large for one
+// etcd transaction (ErrTooLarge), skips that entity only and is returned
+// at its index in errs; err is a store failure that wrote nothing. A store failure after some chunks
 // committed is in errs of the entities it left unwritten.
 func (s *Store) UpdateQuotas(ctx context.Context, paths []string, change func(i int, cur map[string]float64) (map[string]float64, error)) (errs []error, err error) {
 	for _, p := range paths {
@@ -85,7 +86,7 @@ func (s *Store) UpdateQuotas(ctx context.Context, paths []string, change func(i 
 			}
 		}
 		return nil
-	})
+	}, func(i int, err error) { errs[i] = err })
 	if err != nil && done == 0 {
 		return nil, err
 	}

@@ -64,10 +64,11 @@ func (s *Store) CreateTopic(ctx context.Context, t Topic, configs map[string]str
 // CreateTopics stores several new topics, each with its config overrides
 // in the same transaction, all in one transaction where the backend allows
 // (bbolt: one durable commit however many there are; etcd: chunks under
-// --max-txn-ops, batch.go). A topic that already exists gets its own error
-// in errs and the others are still created. err is a store failure that
-// created none; one after some chunks committed is in errs of the topics
-// it left uncreated.
+// --max-txn-ops and --max-request-bytes, batch.go). A topic that already
+// exists, or whose configs are too large for one etcd transaction
+// (ErrTooLarge), gets its own error in errs and the others are still
+// created. err is a store failure that created none; one after some
+// chunks committed is in errs of the topics it left uncreated.
 func (s *Store) CreateTopics(ctx context.Context, topics []NewTopic) (created []*Topic, errs []error, err error) {
 	for i := range topics {
 		if topics[i].Topic.ID == (TopicID{}) {
@@ -91,7 +92,7 @@ func (s *Store) CreateTopics(ctx context.Context, topics []NewTopic) (created []
 			created[i] = &t
 		}
 		return nil
-	})
+	}, func(i int, err error) { created[i], errs[i] = nil, err })
 	if err != nil && done == 0 {
 		return nil, nil, err
 	}
