@@ -89,6 +89,8 @@ type Server struct {
 	Deps
 	producerIDs producerIDs
 	topicBase   atomic.Pointer[topicBaseCache]
+	// quotaListings is the last DescribeClientQuotas listing built.
+	quotaListings atomic.Pointer[quotaListing]
 }
 
 // New returns the API server over deps.

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -47,13 +46,19 @@ func (s *Server) topicConfigBase(snap *meta.Snapshot) []configEntry {
 	if c := s.topicBase.Load(); c != nil && c.snap == snap {
 		return c.entries
 	}
-	layers := s.Logs.Layers(snap, "")
+	out := topicBaseEntries(s.Logs.Layers(snap, ""))
+	s.topicBase.Store(&topicBaseCache{snap: snap, entries: out})
+	return out
+}
+
+// topicBaseEntries resolves every topic config through the broker-level
+// layers, sorted by name.
+func topicBaseEntries(layers config.Layers) []configEntry {
 	var out []configEntry
 	for _, d := range config.Topics.Defs() {
 		out = append(out, configEntry{Entry: config.TopicBase(d, layers), def: d, sensitive: d.Sensitive()})
 	}
-	slices.SortFunc(out, func(a, b configEntry) int { return strings.Compare(a.Name, b.Name) })
-	s.topicBase.Store(&topicBaseCache{snap: snap, entries: out})
+	slices.SortFunc(out, byName)
 	return out
 }
 

@@ -29,15 +29,11 @@ func init() { register(kmsg.DescribeConfigs, 0, 4, handleDescribeConfigs) }
 
 func handleDescribeConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeConfigsRequest)
-	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	resp := &describeConfigsResponse{DescribeConfigsResponse: req.ResponseKind().(*kmsg.DescribeConfigsResponse)}
 	unknownType := slices.ContainsFunc(req.Resources, func(rr kmsg.DescribeConfigsRequestResource) bool {
 		return configResources[rr.ResourceType] == nil
 	})
 	snap := s.Store.Snapshot()
-	// Every topic without overrides describes the same way: render that
-	// answer once per request and share it (encoding only reads it), so
-	// describing thousands of topics builds one set of entries, not one each.
-	var plainTopic []kmsg.DescribeConfigsResponseResourceConfig
 	for _, rr := range req.Resources {
 		res := kmsg.NewDescribeConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
@@ -45,14 +41,18 @@ func handleDescribeConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire
 			res.ErrorCode = kerr.InvalidRequest.Code
 			msg := "Unsupported resource type in request"
 			res.ErrorMessage = &msg
-			resp.Resources = append(resp.Resources, res)
+			resp.resources = append(resp.resources, describedResource{res: &res})
 			continue
 		}
 		err := s.configResourceAllowed(c, rr.ResourceType, rr.ResourceName, auth.OpDescribeConfigs)
-		if err == nil && plainTopic != nil && rr.ResourceType == kmsg.ConfigResourceTypeTopic && len(rr.ConfigNames) == 0 &&
-			snap.Topics[rr.ResourceName] != nil && len(snap.TopicConfigs[rr.ResourceName]) == 0 {
-			res.Configs = plainTopic
-			resp.Resources = append(resp.Resources, res)
+		if err == nil && rr.ResourceType == kmsg.ConfigResourceTypeTopic && len(rr.ConfigNames) == 0 &&
+			snap.Topics[rr.ResourceName] != nil && validateTopicName(rr.ResourceName) == nil {
+			// Every config of a topic: rendered while encoding (see
+			// topicConfigRenderer), the case that scales to thousands.
+			if resp.topics == nil {
+				resp.topics = newTopicConfigRenderer(req, s.topicConfigBase(snap))
+			}
+			resp.resources = append(resp.resources, describedResource{topic: rr.ResourceName, overrides: snap.TopicConfigs[rr.ResourceName]})
 			continue
 		}
 		var entries []configEntry
@@ -61,7 +61,7 @@ func handleDescribeConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire
 		}
 		if err != nil {
 			res.ErrorCode, res.ErrorMessage = errorCode(err)
-			resp.Resources = append(resp.Resources, res)
+			resp.resources = append(resp.resources, describedResource{res: &res})
 			continue
 		}
 		if !slices.IsSortedFunc(entries, byName) {
@@ -73,12 +73,126 @@ func handleDescribeConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire
 			}
 			res.Configs = append(res.Configs, describedConfig(req, e))
 		}
-		if rr.ResourceType == kmsg.ConfigResourceTypeTopic && len(rr.ConfigNames) == 0 && len(snap.TopicConfigs[rr.ResourceName]) == 0 {
-			plainTopic = res.Configs
-		}
-		resp.Resources = append(resp.Resources, res)
+		resp.resources = append(resp.resources, describedResource{res: &res})
 	}
 	return resp, nil
+}
+
+// describeConfigsResponse is a DescribeConfigsResponse whose resources are
+// encoded one by one (spliced.go): describing every config of 10,000
+// topics is 330,000 entries, which are never all built as structs.
+type describeConfigsResponse struct {
+	*kmsg.DescribeConfigsResponse // Resources stays empty; the rest is encoded as is
+	resources                     []describedResource
+	topics                        *topicConfigRenderer // set when a resource is rendered while encoding
+}
+
+// describedResource is one resource of the answer: built by the handler
+// (errors, brokers, loggers, chosen keys), or every config of an existing
+// topic, rendered from its overrides while encoding.
+type describedResource struct {
+	res       *kmsg.DescribeConfigsResponseResource
+	topic     string
+	overrides map[string]string
+}
+
+func (r *describeConfigsResponse) AppendTo(dst []byte) []byte {
+	one := kmsg.NewPtrDescribeConfigsResponse()
+	one.Version = r.Version
+	enc := newElementEncoder(one, 1)
+	one.Resources = make([]kmsg.DescribeConfigsResponseResource, 1)
+	return appendArrayResponse(dst, r.DescribeConfigsResponse, len(r.resources), func(dst []byte, i int) []byte {
+		d := r.resources[i]
+		if d.res == nil {
+			return r.topics.appendTopic(dst, d.topic, d.overrides)
+		}
+		one.Resources[0] = *d.res
+		return append(dst, enc.element()...)
+	})
+}
+
+// topicConfigRenderer encodes every config of topics for one request. The
+// entries a topic does not override are the same for every topic: they
+// are rendered and encoded once, and each topic's resource is its header,
+// those bytes, and its overrides rendered in their place.
+type topicConfigRenderer struct {
+	req      *kmsg.DescribeConfigsRequest
+	base     []configEntry // topicConfigBase: sorted by name
+	position map[string]int
+	encoded  []byte // base entries encoded back to back
+	offsets  []int  // entry i is encoded[offsets[i]:offsets[i+1]]
+
+	header    *elementEncoder // a resource without configs
+	headerRes *kmsg.DescribeConfigsResponseResource
+	config    *elementEncoder // one config of a resource
+	configRes *kmsg.DescribeConfigsResponseResource
+	overrides []topicOverride // scratch: one topic's, in base order
+}
+
+type topicOverride struct {
+	position int
+	value    string
+}
+
+func newTopicConfigRenderer(req *kmsg.DescribeConfigsRequest, base []configEntry) *topicConfigRenderer {
+	t := &topicConfigRenderer{req: req, base: base, position: make(map[string]int, len(base))}
+	t.header, t.headerRes = oneResourceEncoder(req.Version, 1)
+	t.headerRes.ResourceType = kmsg.ConfigResourceTypeTopic
+	t.config, t.configRes = oneResourceEncoder(req.Version, 2)
+	t.configRes.Configs = make([]kmsg.DescribeConfigsResponseResourceConfig, 1)
+	t.offsets = append(t.offsets, 0)
+	for i, e := range base {
+		t.position[e.Name] = i
+		t.encoded = append(t.encoded, t.encodeConfig(e)...)
+		t.offsets = append(t.offsets, len(t.encoded))
+	}
+	return t
+}
+
+// oneResourceEncoder is an element encoder over a response of one
+// resource, and that resource: for depth 1 the element is the resource,
+// for depth 2 the caller gives it one config, the element.
+func oneResourceEncoder(version int16, depth int) (*elementEncoder, *kmsg.DescribeConfigsResponseResource) {
+	one := kmsg.NewPtrDescribeConfigsResponse()
+	one.Version = version
+	one.Resources = []kmsg.DescribeConfigsResponseResource{kmsg.NewDescribeConfigsResponseResource()}
+	if depth == 1 {
+		one.Resources = one.Resources[:0] // measured empty
+	}
+	enc := newElementEncoder(one, depth)
+	one.Resources = one.Resources[:1]
+	return enc, &one.Resources[0]
+}
+
+// encodeConfig renders and encodes one entry; valid until the next call.
+func (t *topicConfigRenderer) encodeConfig(e configEntry) []byte {
+	t.configRes.Configs[0] = describedConfig(t.req, e)
+	return t.config.element()
+}
+
+// appendTopic appends the resource of every config of a topic with the
+// given overrides, resolved as describe resolves them (overrides of keys
+// outside the catalog are not described).
+func (t *topicConfigRenderer) appendTopic(dst []byte, name string, overrides map[string]string) []byte {
+	t.headerRes.ResourceName = name
+	dst, configs := openTrailingArray(append(dst, t.header.element()...), t.header.one.IsFlexible(), len(t.base))
+	t.overrides = t.overrides[:0]
+	for k, v := range overrides {
+		if i, ok := t.position[k]; ok {
+			t.overrides = append(t.overrides, topicOverride{i, v})
+		}
+	}
+	slices.SortFunc(t.overrides, func(a, b topicOverride) int { return a.position - b.position })
+	next := 0
+	for _, o := range t.overrides {
+		dst = append(dst, t.encoded[t.offsets[next]:t.offsets[o.position]]...)
+		e := t.base[o.position]
+		e.Entry = config.WithTopicOverride(e.Entry, o.value)
+		dst = append(dst, t.encodeConfig(e)...)
+		next = o.position + 1
+	}
+	dst = append(dst, t.encoded[t.offsets[next]:]...)
+	return configs.close(dst)
 }
 
 func byName(a, b configEntry) int { return strings.Compare(a.Name, b.Name) }

@@ -86,9 +86,9 @@ func entityFromPath(path string) (quotaEntity, error) {
 	return e, err
 }
 
-// components lists the entity's parts in Kafka's order (user, client-id, ip).
-func (e quotaEntity) components() []wireComponent {
-	var out []wireComponent
+// components appends the entity's parts to out in Kafka's order (user,
+// client-id, ip); callers describing many entities reuse one slice.
+func (e quotaEntity) components(out []wireComponent) []wireComponent {
 	if e.hasUser {
 		out = append(out, wireComponent{entityUser, e.user})
 	}

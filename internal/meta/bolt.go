@@ -33,7 +33,18 @@ const historyLen = 1024
 
 // OpenBolt opens or creates the bbolt file at path.
 func OpenBolt(path string) (*Bolt, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout: 5 * time.Second,
+		// Every commit is durable (two fdatasyncs), so its cost is the
+		// pages it writes: without the freelist among them an alter writes
+		// only the pages its keys are on (5 instead of 6 for a topic alter
+		// with 10,000 topics). The freelist is rebuilt by scanning the file
+		// on open instead (about 1 ms more for 10,000 topics); the map type
+		// keeps freeing and allocating pages cheap in a large file. As
+		// etcd runs bbolt.
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("opening metadata store %s: %w", path, err)
 	}

@@ -121,26 +121,8 @@ func responseBuffer(resp kmsg.Response) []byte {
 				n += 128 + len(p.RecordBatches)
 			}
 		}
-	case *kmsg.DescribeConfigsResponse:
-		// Describing every config of thousands of topics is megabytes.
-		for _, res := range r.Resources {
-			n += 32 + len(res.ResourceName)
-			for _, c := range res.Configs {
-				n += 32 + len(c.Name) + lenOf(c.Value) + lenOf(c.Documentation)
-				for _, syn := range c.ConfigSynonyms {
-					n += 16 + len(syn.Name) + lenOf(syn.Value)
-				}
-			}
-		}
 	}
 	return bufpool.Get(n)[:0]
-}
-
-func lenOf(s *string) int {
-	if s == nil {
-		return 0
-	}
-	return len(*s)
 }
 
 // releaseEncoded returns the buffers an encoded response no longer needs:

@@ -1,0 +1,86 @@
+package api_test
+
+// In-process versions of kbench's B9 admin-scale timings (issues 3 and 4),
+// for profiling a handler without the whole suite:
+//
+//	go test ./internal/api/ -run '^$' -bench AdminScale -benchtime 20x -cpuprofile cpu.out
+//
+// Each reports the p50 and p99 of one request's latency (until the last
+// response byte, as kbench measures it).
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"kbroker/bench/admin"
+	"kbroker/broker/brokertest"
+)
+
+func reportLatencies(b *testing.B, t admin.Timings) {
+	b.Helper()
+	ms := slices.Sorted(slices.Values(t.Ms))
+	at := func(q float64) float64 { return ms[min(len(ms)-1, int(q*float64(len(ms))))] }
+	b.ReportMetric(at(0.5), "p50-ms")
+	b.ReportMetric(at(0.99), "p99-ms")
+	b.ReportMetric(float64(t.ResponseBytes), "resp-bytes")
+	b.ReportMetric(0, "ns/op") // the loop times setup too; the percentiles are the measure
+}
+
+// BenchmarkAdminScaleDescribeConfigs: every config of 10,000 topics (three
+// overrides each) in one DescribeConfigs v4 request.
+func BenchmarkAdminScaleDescribeConfigs(b *testing.B) {
+	const topics = 10000
+	br := brokertest.Start(b, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := admin.CreateTopicsWithConfigs(ctx, br.Addr(), "cfg", topics, 250); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	t, err := admin.DescribeTopicConfigs(ctx, br.Addr(), "cfg", topics, b.N)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	reportLatencies(b, t)
+}
+
+// BenchmarkAdminScaleAlterConfigs: IncrementalAlterConfigs of one topic's
+// retention.ms with 10,000 topics present (durable commit each).
+func BenchmarkAdminScaleAlterConfigs(b *testing.B) {
+	const topics = 10000
+	br := brokertest.Start(b, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := admin.CreateTopicsWithConfigs(ctx, br.Addr(), "cfg", topics, 250); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	t, err := admin.AlterTopicConfig(ctx, br.Addr(), "cfg-0000000", b.N, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	reportLatencies(b, t)
+}
+
+// BenchmarkAdminScaleDescribeClientQuotas: DescribeClientQuotas matching
+// all of 100,000 quota entities.
+func BenchmarkAdminScaleDescribeClientQuotas(b *testing.B) {
+	const entities = 100000
+	br := brokertest.Start(b, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := admin.LoadQuotaEntities(ctx, br.Addr(), entities, 1000); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	t, err := admin.DescribeQuotasAll(ctx, br.Addr(), b.N)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	reportLatencies(b, t)
+}
