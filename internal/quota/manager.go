@@ -172,6 +172,7 @@ func (m *Manager) SetOverrides(o Overrides) {
 	c.at = m.nanos()
 	m.prev = o
 	m.cur.Store(c)
+	m.settle(c, nil)
 }
 
 // ApplyChanges installs o, the full set of overrides after a change that
@@ -197,6 +198,58 @@ func (m *Manager) ApplyChanges(o Overrides, changed []string) {
 	c.at = m.nanos()
 	m.prev = o
 	m.cur.Store(c)
+	m.settle(c, touchedBy(changed))
+}
+
+// settle moves the live bindings that c may change onto it now, at c.at.
+// Left to their next record call, an idle client's sensors would skip
+// every config between, and settle all the time since the last one they
+// applied at that one's rate: a quota raised and lowered again while the
+// client waited out a throttle would bill the raised period at the low
+// rate. Settling at each change integrates the limit actually in force.
+// affected nil: every binding.
+func (m *Manager) settle(c *config, affected func(user, client string) bool) {
+	var stale []*binding
+	var keys []bindKey
+	for i := range m.shards {
+		sh := &m.shards[i]
+		stale, keys = stale[:0], keys[:0]
+		sh.mu.RLock()
+		for k, b := range sh.m {
+			if b.cfg.epoch < c.epoch && (affected == nil || affected(k.user, k.client)) {
+				stale, keys = append(stale, b), append(keys, k)
+			}
+		}
+		sh.mu.RUnlock()
+		for j, k := range keys {
+			nb := m.rebind(c, sh, k.user, k.client, c.at)
+			// Settling is not use: keep the idle clock running for expiry.
+			nb.lastUse.Store(stale[j].lastUse.Load())
+		}
+	}
+}
+
+// touchedBy tells which bindings a change of the entities at paths can
+// move: those naming a changed user or client-id, or all of them once a
+// default entity (or a path that does not parse) is among the changes.
+func touchedBy(paths []string) func(user, client string) bool {
+	users, clients := map[string]bool{}, map[string]bool{}
+	for _, p := range paths {
+		e, err := parseEntity(p)
+		switch {
+		case err != nil || e.defUser || e.defClient:
+			return nil
+		case e.hasIP && !e.hasUser && !e.hasClient:
+			continue // ip entities have their own sensors
+		}
+		if e.hasUser {
+			users[e.user] = true
+		}
+		if e.hasClient {
+			clients[e.client] = true
+		}
+	}
+	return func(user, client string) bool { return users[user] || clients[client] }
 }
 
 // Resolve returns the effective limit of key for (user, clientID) and every
