@@ -10,20 +10,33 @@ package api_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
 	"kbroker/bench/admin"
+	"kbroker/bench/stats"
+	"kbroker/broker"
 	"kbroker/broker/brokertest"
 )
 
+// brokerWithTopicConfigs starts a broker holding topics cfg-0000000… with
+// config overrides, and a context bounding the benchmark.
+func brokerWithTopicConfigs(b *testing.B, topics int) (*broker.Broker, context.Context) {
+	b.Helper()
+	br := brokertest.Start(b, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	b.Cleanup(cancel)
+	if err := admin.CreateTopicsWithConfigs(ctx, br.Addr(), "cfg", topics, 250); err != nil {
+		b.Fatal(err)
+	}
+	return br, ctx
+}
+
 func reportLatencies(b *testing.B, t admin.Timings) {
 	b.Helper()
-	ms := slices.Sorted(slices.Values(t.Ms))
-	at := func(q float64) float64 { return ms[min(len(ms)-1, int(q*float64(len(ms))))] }
-	b.ReportMetric(at(0.5), "p50-ms")
-	b.ReportMetric(at(0.99), "p99-ms")
+	p := stats.Percentiles(t.Ms, 0.5, 0.99)
+	b.ReportMetric(p[0], "p50-ms")
+	b.ReportMetric(p[1], "p99-ms")
 	b.ReportMetric(float64(t.ResponseBytes), "resp-bytes")
 	b.ReportMetric(0, "ns/op") // the loop times setup too; the percentiles are the measure
 }
@@ -32,12 +45,7 @@ func reportLatencies(b *testing.B, t admin.Timings) {
 // overrides each) in one DescribeConfigs v4 request.
 func BenchmarkAdminScaleDescribeConfigs(b *testing.B) {
 	const topics = 10000
-	br := brokertest.Start(b, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if err := admin.CreateTopicsWithConfigs(ctx, br.Addr(), "cfg", topics, 250); err != nil {
-		b.Fatal(err)
-	}
+	br, ctx := brokerWithTopicConfigs(b, topics)
 	b.ResetTimer()
 	t, err := admin.DescribeTopicConfigs(ctx, br.Addr(), "cfg", topics, b.N)
 	if err != nil {
@@ -50,13 +58,7 @@ func BenchmarkAdminScaleDescribeConfigs(b *testing.B) {
 // BenchmarkAdminScaleAlterConfigs: IncrementalAlterConfigs of one topic's
 // retention.ms with 10,000 topics present (durable commit each).
 func BenchmarkAdminScaleAlterConfigs(b *testing.B) {
-	const topics = 10000
-	br := brokertest.Start(b, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if err := admin.CreateTopicsWithConfigs(ctx, br.Addr(), "cfg", topics, 250); err != nil {
-		b.Fatal(err)
-	}
+	br, ctx := brokerWithTopicConfigs(b, 10000)
 	b.ResetTimer()
 	t, err := admin.AlterTopicConfig(ctx, br.Addr(), "cfg-0000000", b.N, false)
 	if err != nil {

@@ -22,23 +22,20 @@ import (
 	"kbroker/internal/wire"
 )
 
-// catchesUp lists the admin APIs that read or validate against metadata
-// another broker may just have changed.
-var catchesUp = map[int16]bool{
-	int16(kmsg.CreateTopics):                 true,
-	int16(kmsg.DeleteTopics):                 true,
-	int16(kmsg.CreatePartitions):             true,
-	int16(kmsg.DescribeConfigs):              true,
-	int16(kmsg.AlterConfigs):                 true,
-	int16(kmsg.IncrementalAlterConfigs):      true,
-	int16(kmsg.DescribeClientQuotas):         true,
-	int16(kmsg.AlterClientQuotas):            true,
-	int16(kmsg.DescribeACLs):                 true,
-	int16(kmsg.CreateACLs):                   true,
-	int16(kmsg.DeleteACLs):                   true,
-	int16(kmsg.DescribeUserSCRAMCredentials): true,
-	int16(kmsg.AlterUserSCRAMCredentials):    true,
-	int16(kmsg.DescribeCluster):              true,
+// catchesUp tells the admin APIs that read or validate against metadata
+// another broker may just have changed. A switch, not a map: every request,
+// produce and fetch included, asks.
+func catchesUp(key int16) bool {
+	switch kmsg.Key(key) {
+	case kmsg.CreateTopics, kmsg.DeleteTopics, kmsg.CreatePartitions,
+		kmsg.DescribeConfigs, kmsg.AlterConfigs, kmsg.IncrementalAlterConfigs,
+		kmsg.DescribeClientQuotas, kmsg.AlterClientQuotas,
+		kmsg.DescribeACLs, kmsg.CreateACLs, kmsg.DeleteACLs,
+		kmsg.DescribeUserSCRAMCredentials, kmsg.AlterUserSCRAMCredentials,
+		kmsg.DescribeCluster:
+		return true
+	}
+	return false
 }
 
 // catchUp syncs the store before r when r needs it. Metadata does only
@@ -46,7 +43,7 @@ var catchesUp = map[int16]bool{
 // for their known topics often, and those need no round trip.
 func (s *Server) catchUp(ctx context.Context, r *wire.Request) {
 	switch {
-	case catchesUp[r.Key]:
+	case catchesUp(r.Key):
 	case r.Key == int16(kmsg.Metadata) && s.namesUnknownTopic(r.Body.(*kmsg.MetadataRequest)):
 	default:
 		return
