@@ -13,12 +13,18 @@ import (
 // endpoint (metrics.listener, StartOptions.Metrics) and writes it to path.
 // It blocks for the profile's length.
 func (b *Broker) CPUProfile(ctx context.Context, seconds int, path string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+30)*time.Second)
+	defer cancel()
+	return b.Profile(ctx, fmt.Sprintf("profile?seconds=%d", seconds), path)
+}
+
+// Profile fetches /debug/pprof/<which> from the broker's pprof endpoint
+// ("heap", "goroutine", "profile?seconds=10", …) and writes it to path.
+func (b *Broker) Profile(ctx context.Context, which, path string) error {
 	if b.MetricsAddr == "" {
 		return fmt.Errorf("broker started without a metrics listener")
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+30)*time.Second)
-	defer cancel()
-	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", b.MetricsAddr, seconds)
+	url := fmt.Sprintf("http://%s/debug/pprof/%s", b.MetricsAddr, which)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
@@ -30,7 +36,7 @@ func (b *Broker) CPUProfile(ctx context.Context, seconds int, path string) error
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("pprof: %s: %s", resp.Status, body)
+		return fmt.Errorf("pprof %s: %s: %s", which, resp.Status, body)
 	}
 	f, err := os.Create(path)
 	if err != nil {

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -143,6 +146,8 @@ func (s *soak) loop(ctx context.Context) {
 	changeT := time.NewTicker(s.o.changeEvery)
 	defer changeT.Stop()
 	prev := s.snapshot()
+	defer s.saveProfiles(ctx, "end", "heap", "goroutine?debug=1")
+	warmProfile := time.After(s.o.warmup)
 	for k := 0; ; {
 		select {
 		case <-ctx.Done():
@@ -152,6 +157,8 @@ func (s *soak) loop(ctx context.Context) {
 		case <-s.b.Exited():
 			progress("the broker exited")
 			return
+		case <-warmProfile:
+			s.saveProfiles(ctx, "warm", "heap")
 		case <-sampleT.C:
 			cur := s.snapshot()
 			s.record(prev, cur)
@@ -292,6 +299,31 @@ func (s *soak) recycle(ctx context.Context, k int) {
 			s.consumers[j] = c
 			s.mu.Unlock()
 		}
+	}
+}
+
+// saveProfiles writes the broker's pprof profiles named in which to
+// -profiles, as <which>-<when>.pprof; nothing without -profiles. Compare
+// two heap profiles with go tool pprof -diff_base.
+func (s *soak) saveProfiles(ctx context.Context, when string, which ...string) {
+	if s.o.profiles == "" {
+		return
+	}
+	if err := os.MkdirAll(s.o.profiles, 0o755); err != nil {
+		progress("profiles: %v", err)
+		return
+	}
+	for _, w := range which {
+		name, _, _ := strings.Cut(w, "?")
+		path := filepath.Join(s.o.profiles, name+"-"+when+".pprof")
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := s.b.Profile(ctx, w, path)
+		cancel()
+		if err != nil {
+			progress("profile %s: %v", w, err)
+			continue
+		}
+		progress("saved %s", path)
 	}
 }
 

@@ -46,6 +46,7 @@ type options struct {
 	producerQuota, consumerQuota          int // bytes/s of the quota'd users
 	churn                                 int
 	ours                                  string
+	profiles                              string // directory for the broker's heap and goroutine profiles
 }
 
 func parseFlags() options {
@@ -64,6 +65,7 @@ func parseFlags() options {
 	flag.IntVar(&o.consumerQuota, "consumer-quota", 512<<10, "consumer_byte_rate of the quota'd consumers' user")
 	flag.IntVar(&o.churn, "churn", 5, "producers and consumers each closed and replaced at every change round")
 	flag.StringVar(&o.ours, "ours", "", "prebuilt kbroker binary (default: go build ./cmd/kbroker)")
+	flag.StringVar(&o.profiles, "profiles", "", "directory to save the broker's heap profiles in (at the end of the warm-up and of the run) and its goroutines (end of the run)")
 	flag.Parse()
 	if o.warmup == 0 {
 		o.warmup = min(o.duration/4, 2*time.Minute)

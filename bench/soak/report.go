@@ -48,7 +48,18 @@ type sample struct {
 	warm               bool // after the warm-up
 	scrapeErr          error
 	heapMiB, heapObjsK float64
+	liveHeapMiB        float64 // reachable at the last GC: what the broker retains
 }
+
+// goroutinesPerConn is what each open connection costs the broker in
+// goroutines: internal/wire runs a read loop and a serve loop per
+// connection. Goroutines beyond these are the broker's own, and those are
+// what must stay flat: the connections themselves come and go with the
+// clients (franz-go opens a connection for its 5-minute metadata refresh
+// and reaps idle ones), which is load, not a leak.
+const goroutinesPerConn = 2
+
+func (sm sample) ownGoroutines() float64 { return sm.goroutines - goroutinesPerConn*sm.conns }
 
 func (s *soak) record(prev, cur tallies) {
 	secs := cur.at.Sub(prev.at).Seconds()
@@ -72,9 +83,10 @@ func (s *soak) record(prev, cur tallies) {
 	sm.conns, sm.goroutines = m["kbroker_open_connections"], m["go_goroutines"]
 	sm.rssMiB = m["process_resident_memory_bytes"] / (1 << 20)
 	sm.heapMiB, sm.heapObjsK = m["go_memstats_heap_inuse_bytes"]/(1<<20), m["go_memstats_heap_objects"]/1000
+	sm.liveHeapMiB = m["go_gc_heap_live_bytes"] / (1 << 20)
 	s.samples = append(s.samples, sm)
-	progress("t=%v produce %.2f MB/s consume %.2f MB/s quota'd producers %.0f%% of quota, conns %.0f, goroutines %.0f, RSS %.1f MiB, heap %.1f MiB, broker CPU %.2f",
-		sm.at.Round(time.Second), sm.prodMBs, sm.consMBs, 100*sm.quotaProdBps/sm.producerQuota, sm.conns, sm.goroutines, sm.rssMiB, sm.heapMiB, sm.cpuCores)
+	progress("t=%v produce %.2f MB/s consume %.2f MB/s quota'd producers %.0f%% of quota, conns %.0f, goroutines %.0f, RSS %.1f MiB, heap %.1f MiB (live %.1f), broker CPU %.2f",
+		sm.at.Round(time.Second), sm.prodMBs, sm.consMBs, 100*sm.quotaProdBps/sm.producerQuota, sm.conns, sm.goroutines, sm.rssMiB, sm.heapMiB, sm.liveHeapMiB, sm.cpuCores)
 }
 
 // scrape reads the broker's /metrics: unlabelled samples, and labelled
@@ -158,9 +170,10 @@ func (s *soak) report(w io.Writer) bool {
 		"prefixed ACLs; every %v: a topic config, the cluster default, an ACL and a SCRAM credential changed, %d producers and %d consumers replaced "+
 		"by new clients, and an ACL-less user and a wrong password tried. Warm-up %v.\n\n",
 		o.topics, o.partitions, o.rate, o.recordSize, prodQuota, o.producerQuota, consQuota, o.consumerQuota, o.changeEvery, o.churn, o.churn, o.warmup)
-	fmt.Fprintln(w, "| t | produce MB/s | consume MB/s | quota'd producers ÷ quota | quota'd consumers ÷ quota | throttles/s | errors | connections | goroutines | RSS MiB | heap MiB | broker CPU |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-	var prodRatios, consRatios, rss, gor []float64
+	fmt.Fprintln(w, "| t | produce MB/s | consume MB/s | quota'd producers ÷ quota | quota'd consumers ÷ quota | throttles/s | errors | connections | goroutines | goroutines − 2×conns | RSS MiB | heap MiB | live heap MiB | broker CPU |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	var prodRatios, consRatios []float64
+	var mem growthSeries
 	var prodBytes, prodAllowed float64 // over the steady windows, for the overall ratio
 	for _, sm := range s.samples {
 		mark := ""
@@ -168,12 +181,13 @@ func (s *soak) report(w io.Writer) bool {
 			mark = " (warm-up)"
 		}
 		pr, cr := sm.quotaProdBps/sm.producerQuota, sm.quotaFetchBps/float64(o.consumerQuota)
-		fmt.Fprintf(w, "| %v%s | %.2f | %.2f | %.2f | %.2f | %.1f | %d | %.0f | %.0f | %.1f | %.1f | %.2f |\n",
-			sm.at.Round(time.Second), mark, sm.prodMBs, sm.consMBs, pr, cr, sm.throttlesPerSec, sm.errs, sm.conns, sm.goroutines, sm.rssMiB, sm.heapMiB, sm.cpuCores)
+		fmt.Fprintf(w, "| %v%s | %.2f | %.2f | %.2f | %.2f | %.1f | %d | %.0f | %.0f | %.0f | %.1f | %.1f | %.1f | %.2f |\n",
+			sm.at.Round(time.Second), mark, sm.prodMBs, sm.consMBs, pr, cr, sm.throttlesPerSec, sm.errs, sm.conns, sm.goroutines, sm.ownGoroutines(),
+			sm.rssMiB, sm.heapMiB, sm.liveHeapMiB, sm.cpuCores)
 		if !sm.warm || sm.scrapeErr != nil {
 			continue
 		}
-		rss, gor = append(rss, sm.rssMiB), append(gor, sm.goroutines)
+		mem.add(sm)
 		consRatios = append(consRatios, cr)
 		if sm.quotaSteady {
 			prodRatios = append(prodRatios, pr)
@@ -184,10 +198,23 @@ func (s *soak) report(w io.Writer) bool {
 	if prodAllowed > 0 {
 		overall = prodBytes / prodAllowed
 	}
-	return s.verdict(w, prodRatios, overall, consRatios, rss, gor)
+	return s.verdict(w, prodRatios, overall, consRatios, mem)
 }
 
-func (s *soak) verdict(w io.Writer, prodRatios []float64, prodOverall float64, consRatios, rss, gor []float64) bool {
+// growthSeries holds the post-warm-up samples the flatness checks judge.
+type growthSeries struct {
+	rss, liveHeap, goroutines, ownGoroutines, conns []float64
+}
+
+func (g *growthSeries) add(sm sample) {
+	g.rss = append(g.rss, sm.rssMiB)
+	g.liveHeap = append(g.liveHeap, sm.liveHeapMiB)
+	g.goroutines = append(g.goroutines, sm.goroutines)
+	g.ownGoroutines = append(g.ownGoroutines, sm.ownGoroutines())
+	g.conns = append(g.conns, sm.conns)
+}
+
+func (s *soak) verdict(w io.Writer, prodRatios []float64, prodOverall float64, consRatios []float64, mem growthSeries) bool {
 	ok := true
 	fail := func(format string, args ...any) {
 		ok = false
@@ -214,19 +241,10 @@ func (s *soak) verdict(w io.Writer, prodRatios []float64, prodOverall float64, c
 	if s.breaches.Load() > 0 {
 		fail("%d intrusion attempts succeeded", s.breaches.Load())
 	}
-	if len(rss) >= 3 {
-		g := measureGrowth(rss, s.o.sample)
-		fmt.Fprintf(w, "- RSS after warm-up: %.1f → %.1f MiB (means of first and last thirds), range %.1f–%.1f, slope %+.2f MiB/min.\n", g.first, g.last, g.min, g.max, g.slopePerMin)
-		if g.last-g.first > max(0.10*g.first, 16) {
-			fail("RSS grew after warm-up: %.1f → %.1f MiB", g.first, g.last)
-		}
-		g = measureGrowth(gor, s.o.sample)
-		fmt.Fprintf(w, "- Goroutines after warm-up: %.0f → %.0f, range %.0f–%.0f, slope %+.2f/min.\n", g.first, g.last, g.min, g.max, g.slopePerMin)
-		if g.last-g.first > max(0.05*g.first, 50) {
-			fail("goroutines grew after warm-up: %.0f → %.0f", g.first, g.last)
-		}
+	if len(mem.rss) >= 3 {
+		s.judgeGrowth(w, mem, fail)
 	} else {
-		fail("too few samples after the warm-up to judge growth (%d)", len(rss))
+		fail("too few samples after the warm-up to judge growth (%d)", len(mem.rss))
 	}
 	fmt.Fprintf(w, "- Broker goroutines before the clients: %.0f; %v after all clients closed: %.0f (open connections %.0f).\n",
 		s.goroutinesBefore, s.settledIn.Round(100*time.Millisecond), s.goroutinesAfter, s.connsEnd)
@@ -237,6 +255,34 @@ func (s *soak) verdict(w io.Writer, prodRatios []float64, prodOverall float64, c
 		fmt.Fprintln(w, "- Verdict: **flat** — no growth after warm-up, nobody let in, everything released.")
 	}
 	return ok
+}
+
+// judgeGrowth reports each series' growth after the warm-up and fails
+// the run when what the broker retains grows: its RSS, its live heap, and
+// its goroutines beyond those of the open connections. The raw goroutine
+// count is reported beside the connection count it follows.
+func (s *soak) judgeGrowth(w io.Writer, mem growthSeries, fail func(string, ...any)) {
+	step := s.o.sample
+	g := measureGrowth(mem.rss, step)
+	fmt.Fprintf(w, "- RSS after warm-up: %.1f → %.1f MiB (means of first and last thirds), range %.1f–%.1f, slope %+.2f MiB/min.\n", g.first, g.last, g.min, g.max, g.slopePerMin)
+	if g.last-g.first > max(0.10*g.first, 16) {
+		fail("RSS grew after warm-up: %.1f → %.1f MiB", g.first, g.last)
+	}
+	g = measureGrowth(mem.liveHeap, step)
+	fmt.Fprintf(w, "- Live heap (reachable at the last GC) after warm-up: %.1f → %.1f MiB, range %.1f–%.1f, slope %+.2f MiB/min.\n", g.first, g.last, g.min, g.max, g.slopePerMin)
+	if g.last-g.first > max(0.10*g.first, 8) {
+		fail("live heap grew after warm-up: %.1f → %.1f MiB", g.first, g.last)
+	}
+	c := measureGrowth(mem.conns, step)
+	g = measureGrowth(mem.goroutines, step)
+	fmt.Fprintf(w, "- Goroutines after warm-up: %.0f → %.0f, range %.0f–%.0f, following the open connections (%.0f → %.0f, range %.0f–%.0f).\n",
+		g.first, g.last, g.min, g.max, c.first, c.last, c.min, c.max)
+	g = measureGrowth(mem.ownGoroutines, step)
+	fmt.Fprintf(w, "- Goroutines beyond the %d per open connection: %.0f → %.0f, range %.0f–%.0f, slope %+.2f/min.\n",
+		goroutinesPerConn, g.first, g.last, g.min, g.max, g.slopePerMin)
+	if g.last-g.first > max(0.05*g.first, 10) {
+		fail("the broker's own goroutines grew after warm-up: %.0f → %.0f", g.first, g.last)
+	}
 }
 
 func lastErrs(s *soak) string {

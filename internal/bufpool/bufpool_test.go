@@ -20,3 +20,17 @@ func TestGetPutReuses(t *testing.T) {
 		t.Fatal("small buffers are plain allocations")
 	}
 }
+
+// A response buffer (4 KiB, what every response is encoded into) is
+// pooled; anything smaller is a plain allocation.
+func TestResponseSizedBuffersArePooled(t *testing.T) {
+	if b := Get(4 << 10); cap(b) != Min {
+		t.Fatalf("Get(4 KiB): cap %d, want the %d-byte class", cap(b), Min)
+	}
+	if b := Get(Min + 1); cap(b) != 2*Min {
+		t.Fatalf("Get(Min+1): cap %d, want %d", cap(b), 2*Min)
+	}
+	if b := Get(Min - 1); cap(b) != Min-1 {
+		t.Fatalf("Get(Min-1): cap %d, want an exact allocation", cap(b))
+	}
+}

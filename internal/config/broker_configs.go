@@ -35,13 +35,16 @@ var Brokers = newCatalog(append([]*Def{
 		Doc: "Retention in milliseconds; -1 keeps records forever."},
 	{Name: "log.roll.hours", Type: TypeInt, Default: "168", Check: atLeast(1), Mode: ReadOnly,
 		Doc: "Segment age in hours before rolling, used when log.roll.ms is not set."},
-	{Name: "log.roll.ms", Type: TypeLong, NoDefault: true, Mode: ClusterWide,
+	// The checks of the broker keys that supply a topic config's default
+	// are the topic config's own (segment.ms ≥ 1, …): Kafka would refuse to
+	// build the topics' LogConfig from anything else.
+	{Name: "log.roll.ms", Type: TypeLong, NoDefault: true, Check: atLeast(1), Mode: ClusterWide,
 		Doc: "Segment age in milliseconds before rolling."},
 	{Name: "log.roll.jitter.hours", Type: TypeInt, Default: "0", Check: atLeast(0), Mode: ReadOnly,
 		Doc: "Roll jitter in hours, used when log.roll.jitter.ms is not set."},
-	{Name: "log.roll.jitter.ms", Type: TypeLong, NoDefault: true, Mode: ClusterWide,
+	{Name: "log.roll.jitter.ms", Type: TypeLong, NoDefault: true, Check: atLeast(0), Mode: ClusterWide,
 		Doc: "Roll jitter in milliseconds."},
-	{Name: "log.flush.interval.ms", Type: TypeLong, NoDefault: true, Mode: ClusterWide,
+	{Name: "log.flush.interval.ms", Type: TypeLong, NoDefault: true, Check: atLeast(0), Mode: ClusterWide,
 		Doc: "Force an fsync after this much time; unset leaves it to log.flush.scheduler.interval.ms."},
 	{Name: "log.retention.check.interval.ms", Type: TypeLong, Default: "300000", Check: atLeast(1), Mode: ReadOnly,
 		Doc: "How often retention is applied to every partition."},

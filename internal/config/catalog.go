@@ -235,4 +235,18 @@ func scale(factor int64) func(string) (string, error) {
 	}
 }
 
+// retentionMillis converts a broker retention key in coarser units to
+// retention.ms. Any negative broker retention means "keep forever", which
+// the topic config spells -1: Kafka's logRetentionTimeMillis maps every
+// negative value so, and retention.ms itself accepts nothing below -1.
+func retentionMillis(factor int64) func(string) (string, error) {
+	toMillis := scale(factor)
+	return func(v string) (string, error) {
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n < 0 {
+			return "-1", nil
+		}
+		return toMillis(v)
+	}
+}
+
 const maxLong = "9223372036854775807"

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -54,9 +55,16 @@ func New() *Broker {
 		}, []string{"topic"}),
 	}
 	m.Registry.MustRegister(m.Requests, m.RequestLatency, m.OpenConnections, m.BytesIn, m.BytesOut,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(liveHeap)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
+
+// liveHeap adds go_gc_heap_live_bytes, the heap the last GC found
+// reachable, to the memstats the Go collector exports by default. It is
+// the memory the broker really retains: RSS and heap-in-use also hold
+// garbage not yet collected, and swing with every GC cycle.
+var liveHeap = collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)}
 
 // RequestTimer returns the two observers for one API, resolved once so the
 // request path does no label lookups.
