@@ -43,6 +43,14 @@ func brokerProps() []string {
 		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"super.users=User:" + adminUser,
 		"auto.create.topics.enable=false",
+		// Steady state on disk as well as in memory: small segments that
+		// roll every minute or so at the soak's rate, and a size retention
+		// that deletes the oldest, so the log (and what the broker keeps
+		// per segment) stops growing after the warm-up, as on a production
+		// broker whose retention is reached.
+		"log.segment.bytes=2097152",
+		"log.retention.bytes=8388608",
+		"log.retention.check.interval.ms=10000",
 	}
 }
 

@@ -120,7 +120,10 @@ func (l *Log) swapIn(out *segment, srcs []*segment) error {
 			firstErr = err
 		}
 	} else {
-		openFiles.add(out)
+		openFiles.add(&out.file, 1)
+		// Its index files now have their final names: the budget may unload
+		// the loaded index, to be read back from them.
+		out.cacheIndex()
 	}
 	syncDir(l.dir)
 	return firstErr

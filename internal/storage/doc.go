@@ -18,7 +18,8 @@
 //     interval and once more when the segment is rolled or its log closed.
 //     Both indexes are kept in memory and written whole when a segment is
 //     sealed (rolled, or its log closed); the active segment's files are stale
-//     until then.
+//     until then. A sealed segment's are read back when first used, and may be
+//     unloaded again to keep within a memory budget.
 //   - <offset>.snapshot: idempotent producer state as of that offset (Kafka's
 //     snapshot format, snapshot.go), written after each roll and on Close; the
 //     newest two are kept.
@@ -82,10 +83,12 @@
 // segments (files.go): a segment's .log is opened on first read or write and
 // closed again, least recently used first, once more than half of
 // RLIMIT_NOFILE are open; index files are only opened to be read or written
-// whole. Manager.NeedsRecovery and Manager.Defer let the broker open at
-// startup only the logs a crash left unrecovered and open the others on first
-// use (or at the first retention check), so a cold start does not touch every
-// partition. Manager.Close closes logs concurrently, their fsyncs overlapping.
+// whole. The heap held by sealed segments' indexes, which Kafka mmaps, is
+// bounded the same way, by a process-wide budget of 128 MiB.
+// Manager.NeedsRecovery and Manager.Defer let the broker open at startup only
+// the logs a crash left unrecovered and open the others on first use (or at
+// the first retention check), so a cold start does not touch every partition.
+// Manager.Close closes logs concurrently, their fsyncs overlapping.
 //
 // # Concurrency
 //
@@ -95,9 +98,11 @@
 // parallel with each other and with an append's write. A segment being deleted
 // waits for in-flight reads of it; a read that loses that race restarts. Whoever
 // uses a segment's file holds its fmu read lock, so the file cache (which only
-// try-locks fmu, holding its own mutex) never closes a file in use. The
-// cleaner reads closed segments without locks and takes appendMu only to swap its
-// output in; a round holds the log's cleanMu, which Close takes (after asking the
-// round to stop) before appendMu. Lock order: cleanMu, appendMu, mu, then a
-// segment's fmu and imu.
+// try-locks fmu, holding its own mutex) never closes a file in use; likewise
+// an index lookup holds imu's read lock, and the index budget only try-locks
+// imu. The cleaner reads closed segments without locks and takes appendMu only
+// to swap its output in; a round holds the log's cleanMu, which Close takes
+// (after asking the round to stop) before appendMu. Lock order: cleanMu,
+// appendMu, mu, then a segment's fmu and imu, then the two caches' mutexes,
+// under which nothing is waited for.
 package storage

@@ -3,27 +3,43 @@ package storage
 import (
 	"fmt"
 	"os"
-	"sync"
-	"sync/atomic"
 	"syscall"
 )
 
 // Segment .log files are opened when first read or written and closed again
-// once more than maxOpen of them are open, least recently used first (a CLOCK
-// approximation). Kafka keeps every segment's files open and asks operators for
-// a RLIMIT_NOFILE in the hundreds of thousands; bounding them here lets a broker
-// with tens of thousands of partitions start, and keep serving, under an
-// ordinary limit. Index files are never held open: closed segments' indexes are
-// read into memory once, and the active segment's are written whole when it is
-// sealed or closed.
+// once more than half of RLIMIT_NOFILE are open, least recently used first
+// (clockCache, a CLOCK approximation of LRU). Kafka keeps every segment's files
+// open and asks operators for a RLIMIT_NOFILE in the hundreds of thousands;
+// bounding them here lets a broker with tens of thousands of partitions start,
+// and keep serving, under an ordinary limit. Index files are never held open:
+// they are read or written whole.
 //
-// The bound is soft: a file in use (a read or append in progress holds its
-// segment's fmu read lock) is never closed under the reader, so the count can
-// exceed maxOpen by the number of concurrent users, until they release.
+// Sealed segments' indexes are kept in memory within a byte budget for the
+// whole process (defaultIndexBudget, 128 MiB), unloaded least recently used
+// first. Kafka mmaps its index files, so they live in the page cache, which
+// can evict them; kept on the heap for good they would grow with the retained
+// log, about 5 MiB per GiB of log at the default index.interval.bytes (5 GB
+// for 1 TB). 128 MiB holds the indexes of some 25 GiB of log, more than the
+// recently read segments of most brokers; an unloaded index costs its next
+// user one read of its two files, some 5 MiB for a full 1 GiB segment, usually
+// from the page cache. The active segment's index, only in memory until
+// sealing writes its files, is never unloaded, nor is a rolled segment's
+// before its files are written.
+//
+// Both bounds are soft: a file or an index in use (a read or append holds the
+// segment's fmu read lock, an index lookup its imu read lock) is not let go
+// under its user, so the bound can be exceeded by what concurrent users hold,
+// until they are done.
 
 // openFiles is the process-wide cache: RLIMIT_NOFILE is per process, so every
 // log (and every Manager, should a process run several brokers) shares it.
-var openFiles = newFileCache(defaultMaxOpenFiles())
+var openFiles = newClockCache(defaultMaxOpenFiles(), closeFile)
+
+// indexes is the process-wide budget for sealed segments' loaded indexes,
+// weighed in bytes of heap (indexWeight).
+var indexes = newClockCache(defaultIndexBudget, unloadIndex)
+
+const defaultIndexBudget = 128 << 20
 
 // minOpenFiles keeps the cache useful under a tiny RLIMIT_NOFILE: below a few
 // dozen, concurrent readers of different segments would close each other's
@@ -33,109 +49,27 @@ const minOpenFiles = 32
 // defaultMaxOpenFiles gives half of the process's file descriptor limit to
 // segment files and leaves the other half to connections, the metadata store
 // and the rest; at most 65536 (the limit may be "unlimited").
-func defaultMaxOpenFiles() int {
+func defaultMaxOpenFiles() int64 {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return 1024
 	}
-	return int(max(minOpenFiles, min(lim.Cur/2, 1<<16)))
+	return int64(max(minOpenFiles, min(lim.Cur/2, 1<<16)))
 }
 
-type fileCache struct {
-	mu   sync.Mutex
-	max  int
-	open []*segment // segments whose f is open; a segment's slot is its index here
-	hand int        // the CLOCK hand: where the next eviction looks first
-	// over is set while more than max files are open because the ones that
-	// could have been closed were in use; release then tries again.
-	over atomic.Bool
-}
-
-func newFileCache(max int) *fileCache { return &fileCache{max: max} }
-
-// setMax changes the bound (tests), closing files above it that are not in
-// use, and returns the previous one.
-func (c *fileCache) setMax(n int) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	old := c.max
-	c.max = max(n, 1)
-	c.evictLocked()
-	return old
-}
-
-// count is how many segment files are open.
-func (c *fileCache) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.open)
-}
-
-// add records that s.f was just opened and closes others if that makes too
-// many. The caller may hold s.fmu: eviction only try-locks segments, so it
-// never waits for one while holding c.mu.
-func (c *fileCache) add(s *segment) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s.used.Store(true) // it was opened to be used: spare it for one sweep
-	s.slot = len(c.open)
-	c.open = append(c.open, s)
-	c.evictLocked()
-}
-
-// remove forgets s, whose file its caller (holding s.fmu) is closing.
-func (c *fileCache) remove(s *segment) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if s.slot >= 0 {
-		c.removeAtLocked(s.slot)
+// closeFile closes s's .log unless it is in use (openFiles' evict).
+func closeFile(s *segment) bool {
+	if !s.fmu.TryLock() {
+		return false // being read, written or closed
 	}
-}
-
-func (c *fileCache) removeAtLocked(i int) {
-	gone, last := c.open[i], len(c.open)-1
-	c.open[i] = c.open[last]
-	c.open[i].slot = i
-	c.open[last] = nil
-	c.open = c.open[:last]
-	gone.slot = -1
-}
-
-// evictLocked closes unused files until at most max are open, giving each
-// recently used one a second chance (its used bit is cleared on the first
-// pass). It gives up after two full sweeps: everything left is in use.
-func (c *fileCache) evictLocked() {
-	for steps := 2 * len(c.open); len(c.open) > c.max && steps > 0; steps-- {
-		if c.hand >= len(c.open) {
-			c.hand = 0
-		}
-		s := c.open[c.hand]
-		if s.used.Load() {
-			s.used.Store(false)
-			c.hand++
-			continue
-		}
-		if !s.fmu.TryLock() {
-			c.hand++ // being read, written or closed
-			continue
-		}
-		f := s.f
-		s.f = nil
-		c.removeAtLocked(c.hand) // the hand now points at the segment moved into the slot
-		s.fmu.Unlock()
-		// Nothing was written through f that is not in the page cache already;
-		// an error closing a file opened O_RDWR without pending writes is not
-		// actionable.
-		_ = f.Close()
-	}
-	c.over.Store(len(c.open) > c.max)
-}
-
-// trim closes files over the bound that are no longer in use.
-func (c *fileCache) trim() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.evictLocked()
+	f := s.f
+	s.f = nil
+	s.fmu.Unlock()
+	// Nothing was written through f that is not in the page cache already; an
+	// error closing a file opened O_RDWR without pending writes is not
+	// actionable.
+	_ = f.Close()
+	return true
 }
 
 // acquire returns the segment's open .log with s.fmu read-locked, opening it
@@ -155,18 +89,14 @@ func (s *segment) acquire() (*os.File, error) {
 		s.fmu.RUnlock()
 		return nil, errSegmentGone
 	}
-	if !s.used.Load() {
-		s.used.Store(true)
-	}
+	s.file.touch()
 	return s.f, nil
 }
 
 // release ends a use of the file acquire returned.
 func (s *segment) release() {
 	s.fmu.RUnlock()
-	if openFiles.over.Load() {
-		openFiles.trim()
-	}
+	openFiles.trim()
 }
 
 // reopen opens the .log the cache closed.
@@ -181,6 +111,6 @@ func (s *segment) reopen() error {
 		return fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	s.f = f
-	openFiles.add(s)
+	openFiles.add(&s.file, 1)
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 // withMaxOpenFiles lowers the process-wide segment file cap for one test.
 func withMaxOpenFiles(t *testing.T, n int) {
 	t.Helper()
-	old := openFiles.setMax(n)
+	old := openFiles.setMax(int64(n))
 	t.Cleanup(func() { openFiles.setMax(old) })
 }
 

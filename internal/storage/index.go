@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"unsafe"
 )
 
 // Index entry sizes, as in Kafka: the offset index maps a relative offset (int32)
@@ -32,13 +33,51 @@ type timeEntry struct {
 // are only in memory: after a crash its index is rebuilt by recovery's scan
 // anyway, so writing each entry through as well would only cost a syscall.
 
+// indexWeight is what a loaded index counts for against the budget (indexes,
+// files.go): the heap its slices hold, by capacity and with entries as laid
+// out in memory (a timeEntry is padded to 16 bytes). Caller holds imu.
+func (s *segment) indexWeight() int64 {
+	return int64(cap(s.off))*int64(unsafe.Sizeof(offsetEntry{})) +
+		int64(cap(s.tim))*int64(unsafe.Sizeof(timeEntry{}))
+}
+
+// cacheIndex puts a sealed segment's loaded index under the budget, which may
+// unload it from then on (at once, if it does not fit). Call it only once the
+// index files are known to hold the loaded entries: unloadIndex drops them for
+// ensureIndex to read back. Sealed segments get no more entries, so the weight
+// stays right.
+func (s *segment) cacheIndex() {
+	s.imu.RLock()
+	w := s.indexWeight()
+	s.imu.RUnlock()
+	indexes.add(&s.index, w)
+}
+
+// cacheIndexLocked is cacheIndex for ensureIndex, which holds imu for the
+// lookup to come: that keeps the budget from unloading the index to make room
+// for itself, and the lookup's trim restores the bound afterwards.
+func (s *segment) cacheIndexLocked() { indexes.add(&s.index, s.indexWeight()) }
+
+// unloadIndex drops a sealed segment's loaded index unless a lookup is using
+// it (the budget's evict). A lookup that finds it gone scans the segment from
+// its start, and the next ensureIndex loads it again.
+func unloadIndex(s *segment) bool {
+	if !s.imu.TryLock() {
+		return false
+	}
+	s.off, s.tim, s.loaded = nil, nil, false
+	s.imu.Unlock()
+	return true
+}
+
 func (s *segment) offsetIndexFull(maxBytes int32) bool {
 	return int64(len(s.off)+1)*offsetEntrySize > int64(maxBytes) ||
 		int64(len(s.tim)+1)*timeEntrySize > int64(maxBytes)
 }
 
 // lookupPos returns the position of the batch recorded for the largest indexed
-// offset <= target, or 0.
+// offset <= target, or 0: the start, also where an unloaded (empty) index
+// sends the search.
 func (s *segment) lookupPos(target int64) int64 {
 	rel := target - s.base
 	i := sort.Search(len(s.off), func(i int) bool { return int64(s.off[i].rel) > rel })
@@ -50,7 +89,8 @@ func (s *segment) lookupPos(target int64) int64 {
 
 // lookupTime returns the offset to start scanning from for the first record with
 // timestamp >= ts: the offset of the last entry whose timestamp is strictly below
-// ts (every record up to it is older than ts), or the segment's base offset.
+// ts (every record up to it is older than ts), or the segment's base offset
+// (also for an unloaded, empty, index).
 func (s *segment) lookupTime(ts int64) int64 {
 	i := sort.Search(len(s.tim), func(i int) bool { return s.tim[i].ts >= ts })
 	if i == 0 {
@@ -68,7 +108,15 @@ func (s *segment) appendOffsetEntry(rel int32, pos int32) {
 
 // appendTimeEntry adds an entry only when the timestamp grows, like Kafka's
 // TimeIndex.maybeAppend, so entries are sorted by both fields.
+//
+// While no batch of the segment has had a timestamp (all -1, NO_TIMESTAMP),
+// the largest timestamp's offset is still "before the segment" (rel -1);
+// the entry then points at the segment's start instead, so that the entry a
+// sealed segment must end with can be written and read back like any other
+// (readIndexFiles refuses negative offsets, and the segment would be rebuilt
+// from its .log at every load).
 func (s *segment) appendTimeEntry(ts int64, rel int32) {
+	rel = max(rel, 0)
 	if n := len(s.tim); n > 0 && (s.tim[n-1].ts >= ts || s.tim[n-1].rel > rel) {
 		return
 	}

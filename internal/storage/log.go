@@ -206,7 +206,10 @@ func (l *Log) loadSegments(bases []int64, clean bool, shutdown *cleanShutdown, s
 		if end, ok := sealedEnd(bases, i, s, snapOff, shutdown); ok && s.loadSealedIndex() {
 			s.lastOffset = end - 1
 			prevLast = s.lastOffset
-			if last && s.size.Load() > 0 {
+			if !last {
+				s.cacheIndex()
+			} else if s.size.Load() > 0 {
+				// Active again: its index takes appends, in memory only.
 				s.rollBaseTs = rollBaseUnknown
 			}
 			continue
@@ -243,7 +246,7 @@ func (l *Log) loadSegments(bases []int64, clean bool, shutdown *cleanShutdown, s
 		prevLast = s.lastOffset
 	}
 	if len(l.segs) == 0 {
-		s, err := createSegment(l.dir, 0)
+		s, err := createSegment(l.dir, 0, l.cfg.IndexIntervalBytes)
 		if err != nil {
 			return err
 		}
@@ -369,7 +372,8 @@ func firstBatchTimestamp(s *segment) int64 {
 }
 
 // bytesSinceLastEntry recomputes, for a reopened active segment, how many bytes
-// were appended after its last offset index entry.
+// were appended after its last offset index entry. The active segment's index
+// is loaded and never unloaded (loadSegments does not give it to the budget).
 func bytesSinceLastEntry(s *segment) int64 {
 	if len(s.off) == 0 {
 		return s.size.Load()
@@ -524,7 +528,7 @@ func (s *segment) timeWaited(nowMs, ts int64) int64 {
 func (l *Log) roll() (*segment, error) {
 	old := l.active()
 	end := l.end.Load()
-	s, err := createSegment(l.dir, end.offset)
+	s, err := createSegment(l.dir, end.offset, l.cfg.IndexIntervalBytes)
 	if err != nil {
 		return nil, err
 	}

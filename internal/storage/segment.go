@@ -32,11 +32,14 @@ type segment struct {
 	fmu    sync.RWMutex
 	f      *os.File // the .log; nil while not open
 	closed bool
-	used   atomic.Bool // used since the cache's last sweep
-	slot   int         // index in openFiles.open, -1 if f is not open there (guarded by openFiles.mu)
+	file   cacheEntry // its place in openFiles while f is open
 
+	// imu guards the index. The budget for sealed segments' indexes (indexes,
+	// files.go) may unload it (loaded false, off and tim nil) when the index
+	// files hold it: once the segment is sealed, never while it is active.
 	imu        sync.RWMutex
-	loaded     bool // off/tim hold the index (closed segments load it lazily)
+	index      cacheEntry // its place in indexes while loaded and sealed
+	loaded     bool       // off/tim hold the index (sealed segments load it when first used)
 	off        []offsetEntry
 	tim        []timeEntry
 	maxTs      int64 // largest batch max timestamp in the segment (-1: none)
@@ -59,7 +62,7 @@ func segmentPath(dir string, base int64) string {
 }
 
 func newSegmentState(dir string, base int64) *segment {
-	return &segment{
+	s := &segment{
 		base:       base,
 		path:       segmentPath(dir, base),
 		maxTs:      -1,
@@ -67,25 +70,29 @@ func newSegmentState(dir string, base int64) *segment {
 		lastOffset: base - 1,
 		rollBaseTs: -1,
 		created:    time.Now(),
-		slot:       -1,
 	}
+	s.file.init(s)
+	s.index.init(s)
+	return s
 }
 
 // rollBaseUnknown marks a rollBaseTs to be read from the segment's first batch
 // when first needed, as Kafka's LogSegment loads its rollingBasedTimestamp.
 const rollBaseUnknown = math.MinInt64
 
-// createSegment makes a new, empty active segment. A leftover .log of the same
-// name (a crash right after a roll) is truncated.
-func createSegment(dir string, base int64) (*segment, error) {
+// createSegment makes a new, empty active segment, indexed every interval
+// bytes. A leftover .log of the same name (a crash right after a roll) is
+// truncated.
+func createSegment(dir string, base int64, interval int32) (*segment, error) {
 	s := newSegmentState(dir, base)
+	s.interval = interval
 	var err error
 	if s.f, err = os.OpenFile(s.path+".log", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	// Its index lives in memory until seal writes the files.
 	s.loaded = true
-	openFiles.add(s)
+	openFiles.add(&s.file, 1)
 	return s, nil
 }
 
@@ -169,6 +176,7 @@ func (s *segment) findBatch(target, limit int64) (pos int64, h batchHeader, ok b
 	s.imu.RLock()
 	pos = s.lookupPos(target)
 	s.imu.RUnlock()
+	indexes.trim()
 	first := true
 	for pos < limit {
 		if h, err = s.readHeader(pos, limit); err != nil {
@@ -188,9 +196,13 @@ func (s *segment) findBatch(target, limit int64) (pos int64, h batchHeader, ok b
 	return pos, h, false, nil
 }
 
-// ensureIndex loads a closed segment's index files on first use, rebuilding them
-// from the .log when they are missing or inconsistent.
+// ensureIndex loads a sealed segment's index files on first use (and after the
+// budget unloaded them), rebuilding them from the .log when they are missing
+// or inconsistent. Every lookup calls it first, which marks the index used.
+// The index may still be unloaded before the caller's lookup: that only makes
+// the lookup scan from the segment's start.
 func (s *segment) ensureIndex() error {
+	s.index.touch()
 	s.imu.RLock()
 	loaded := s.loaded
 	s.imu.RUnlock()
@@ -208,6 +220,7 @@ func (s *segment) ensureIndex() error {
 	if off, tim, ok := s.readIndexFiles(size); ok && (size == 0 || tim[len(tim)-1].ts == s.maxTs) {
 		s.off, s.tim = off, tim
 		s.loaded = true
+		s.cacheIndexLocked()
 		return nil
 	}
 	if err := s.rebuildIndexLocked(s.interval); err != nil {
@@ -218,7 +231,11 @@ func (s *segment) ensureIndex() error {
 		// sealing leaves it.
 		s.appendTimeEntry(s.maxTs, int32(s.maxTsOff-s.base))
 	}
-	return s.writeIndexFiles()
+	if err := s.writeIndexFiles(); err != nil {
+		return err // kept in memory, and out of the budget: the files do not hold it
+	}
+	s.cacheIndexLocked()
+	return nil
 }
 
 // rebuildIndexLocked rescans the .log's batch headers and rebuilds both indexes
@@ -287,6 +304,8 @@ func (s *segment) modTime() time.Time {
 // on roll rather than per append. It returns errSegmentGone if the segment was
 // closed meanwhile (deleted, or replaced by the cleaner): holding the file for
 // the whole seal keeps a concurrent delete from racing with the index writes.
+// Once the files are written the index is under the budget, which may unload
+// it.
 func (s *segment) seal() error {
 	f, err := s.acquire()
 	if err != nil {
@@ -306,10 +325,12 @@ func (s *segment) seal() error {
 	if err != nil {
 		return fmt.Errorf("%w: sealing segment %s: %v", ErrStorage, s.path, err)
 	}
+	s.cacheIndex()
 	return nil
 }
 
-// close releases the file, waiting for in-flight reads.
+// close releases the file, waiting for in-flight reads, and takes the segment
+// out of both caches for good.
 func (s *segment) close() error {
 	s.fmu.Lock()
 	defer s.fmu.Unlock()
@@ -317,10 +338,11 @@ func (s *segment) close() error {
 		return nil
 	}
 	s.closed = true
+	indexes.forget(&s.index)
 	if s.f == nil {
 		return nil
 	}
-	openFiles.remove(s)
+	openFiles.forget(&s.file)
 	err := s.f.Close()
 	s.f = nil
 	return err
