@@ -29,6 +29,9 @@ const (
 	topicPrefix = "soak-"
 )
 
+// The soak's segment size and size retention per partition (brokerProps).
+const segmentBytes, retentionBytes = 2 << 20, 8 << 20
+
 func password(user string) string { return user + "-secret" }
 
 // brokerProps are the server.properties lines beyond listeners and
@@ -48,8 +51,8 @@ func brokerProps() []string {
 		// that deletes the oldest, so the log (and what the broker keeps
 		// per segment) stops growing after the warm-up, as on a production
 		// broker whose retention is reached.
-		"log.segment.bytes=2097152",
-		"log.retention.bytes=8388608",
+		"log.segment.bytes=" + strconv.Itoa(segmentBytes),
+		"log.retention.bytes=" + strconv.Itoa(retentionBytes),
 		"log.retention.check.interval.ms=10000",
 	}
 }

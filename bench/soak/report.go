@@ -165,11 +165,11 @@ func (s *soak) report(w io.Writer) bool {
 	o := s.o
 	fmt.Fprintf(w, "### Soak: %v, %d producers + %d consumers over SCRAM-SHA-512\n\n", o.duration, o.producers, o.consumers)
 	fmt.Fprintf(w, "`go run ./bench/soak %s` on %s.\n\n", strings.Join(os.Args[1:], " "), time.Now().UTC().Format("2006-01-02"))
-	fmt.Fprintf(w, "%d topics × %d partitions; each producer %d records/s of %d B (acks=all, idempotent); a quarter of the producers are user %s "+
+	fmt.Fprintf(w, "%d topics × %d partitions (%d MiB segments, log.retention.bytes %d MiB); each producer %d records/s of %d B (acks=all, idempotent); a quarter of the producers are user %s "+
 		"(producer_byte_rate %d B/s, doubled and back every 4th change round), a quarter of the consumers user %s (consumer_byte_rate %d B/s); "+
 		"prefixed ACLs; every %v: a topic config, the cluster default, an ACL and a SCRAM credential changed, %d producers and %d consumers replaced "+
 		"by new clients, and an ACL-less user and a wrong password tried. Warm-up %v.\n\n",
-		o.topics, o.partitions, o.rate, o.recordSize, prodQuota, o.producerQuota, consQuota, o.consumerQuota, o.changeEvery, o.churn, o.churn, o.warmup)
+		o.topics, o.partitions, segmentBytes>>20, retentionBytes>>20, o.rate, o.recordSize, prodQuota, o.producerQuota, consQuota, o.consumerQuota, o.changeEvery, o.churn, o.churn, o.warmup)
 	fmt.Fprintln(w, "| t | produce MB/s | consume MB/s | quota'd producers ÷ quota | quota'd consumers ÷ quota | throttles/s | errors | connections | goroutines | goroutines − 2×conns | RSS MiB | heap MiB | live heap MiB | broker CPU |")
 	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	var prodRatios, consRatios []float64
