@@ -120,7 +120,12 @@ func TestKcat(t *testing.T) {
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ctx.Err() != nil {
 			t.Errorf("kcat -P to an illegal topic name: %v (ctx %v), want a non-zero exit\n%s", err, ctx.Err(), out)
-		} else if !strings.Contains(string(out), "Invalid topic") {
+		} else if !strings.Contains(string(out), "Invalid topic") && !strings.Contains(string(out), "Unknown topic") {
+			// librdkafka reports the broker's INVALID_TOPIC_EXCEPTION ("Broker:
+			// Invalid topic") when the message is queued before the metadata
+			// answer arrives, and "Local: Unknown topic" when the answer has
+			// already marked the topic as not existing (kcat was slow to read
+			// its input, as under a loaded CI machine): a race in the client.
 			t.Errorf("kcat -P to an illegal topic name printed %q, want the broker's Invalid topic error", out)
 		}
 	})
