@@ -52,8 +52,7 @@ func (s *plainSession) Step(token []byte) ([]byte, bool, error) {
 	expected, known := s.users(user)
 	match := passwordsEqual(password, expected) // compared even for unknown users: same time either way
 	if !known || !match {
-		return nil, false, &AuthError{Mechanism: MechanismPlain, specific: msgInvalidUserOrPassword,
-			reason: fmt.Sprintf("SASL/PLAIN: invalid password or unknown user %q", user)}
+		return nil, false, &AuthError{Mechanism: MechanismPlain, specific: msgInvalidUserOrPassword, reason: failedUserReason("SASL/PLAIN", user, known)}
 	}
 	if authzid != "" && authzid != user {
 		return nil, false, specificFailure(MechanismPlain, msgAuthzIDMismatch)

@@ -88,3 +88,24 @@ func TestPlainSecondTokenIsIllegalState(t *testing.T) {
 		t.Fatalf("second Step err = %v, want ErrIllegalSaslState", err)
 	}
 }
+
+// The log reason of a failed login names a known user, whose password is
+// failing, but never a name the broker does not know: that is too often a
+// password typed into the wrong field.
+func TestFailedLoginReasonNamesOnlyKnownUsers(t *testing.T) {
+	users := staticUsers(map[string]string{"alice": "alice-secret"})
+	reason := func(token string) string {
+		_, _, err := (&plainSession{users: users}).Step([]byte(token))
+		var ae *AuthError
+		if !errors.As(err, &ae) {
+			t.Fatalf("%q: error %v, want an AuthError", token, err)
+		}
+		return ae.Reason()
+	}
+	if r := reason("\x00alice\x00wrong"); !strings.Contains(r, `"alice"`) {
+		t.Errorf("wrong password of a known user: reason %q does not name alice", r)
+	}
+	if r := reason("\x00alice-secret\x00x"); strings.Contains(r, "alice-secret") {
+		t.Errorf("unknown user: reason %q echoes the name sent", r)
+	}
+}

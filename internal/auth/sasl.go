@@ -153,3 +153,15 @@ func PrincipalChangedMessage(previous, next string) string {
 	nt, nn, _ := strings.Cut(next, ":")
 	return fmt.Sprintf("Cannot change principals during re-authentication from %s.%s: %s.%s", pt, pn, nt, nn)
 }
+
+// failedUserReason is the log reason of a login that named user: the name
+// when it is a known user, so that operators see whose password is failing,
+// but never a name the broker does not know. People type their password
+// into the user name field, and an unknown "name" is too often one; the
+// client gets the same generic answer either way.
+func failedUserReason(mechanism, user string, known bool) string {
+	if known {
+		return fmt.Sprintf("%s: invalid password for user %q", mechanism, user)
+	}
+	return mechanism + ": no credential for the user named (the name is not logged: it may be a mistyped password)"
+}

@@ -83,7 +83,7 @@ func (s *scramSession) clientFirst(msg string) ([]byte, bool, error) {
 	}
 	cred, ok := s.lookup(first.user, s.mechanism)
 	if !ok {
-		return s.fail(fmt.Sprintf("Authentication failed: Invalid user credentials (user %q has no %s credential)", first.user, s.mechanism))
+		return s.fail("Authentication failed: Invalid user credentials (" + failedUserReason("SASL/"+s.mechanism, first.user, false) + ")")
 	}
 	if first.authzid != "" && first.authzid != first.user {
 		s.state, s.conv = stateFailed, nil
