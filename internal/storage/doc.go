@@ -71,11 +71,14 @@
 // the shutdown was clean), truncating a torn or corrupt tail (and any later
 // segment), rebuilding damaged indexes (they are caches of the .log). Segments
 // below the newest producer snapshot were sealed before it was written, so, like
-// Kafka's segments below its recovery point, they are loaded from their indexes
-// without being read; producer state is the snapshot plus the batches after it,
-// or without a usable snapshot is rebuilt from every batch header. After a clean
-// Close whose marker, active segment size and snapshot still agree, the active
-// segment is loaded the same way, so reopening reads no .log at all.
+// Kafka's segments below its recovery point, they are not read: Open takes their
+// largest timestamp from the last time index entry and sanity-checks the last
+// entry of each index file (a segment failing the checks is scanned), and their
+// indexes are loaded when first used; producer state is the snapshot plus the
+// batches after it, or without a usable snapshot is rebuilt from every batch
+// header. After a clean Close whose marker, active segment size and snapshot
+// still agree, the active segment is loaded from its index files, so reopening
+// reads no .log at all.
 //
 // # Many partitions
 //

@@ -22,9 +22,12 @@ import (
 // for 1 TB). 128 MiB holds the indexes of some 25 GiB of log, more than the
 // recently read segments of most brokers; an unloaded index costs its next
 // user one read of its two files, some 5 MiB for a full 1 GiB segment, usually
-// from the page cache. The active segment's index, only in memory until
-// sealing writes its files, is never unloaded, nor is a rolled segment's
-// before its files are written.
+// from the page cache. Open loads none of them: it reads only the last entry of
+// each file of a sealed segment (peekSealedIndex), so that reopening a
+// partition does not read all its index files to keep a few, and a sealed
+// segment starts out unloaded, as if the budget had unloaded it. The active
+// segment's index, only in memory until sealing writes its files, is never
+// unloaded, nor is a rolled segment's before its files are written.
 //
 // Both bounds are soft: a file or an index in use (a read or append holds the
 // segment's fmu read lock, an index lookup its imu read lock) is not let go

@@ -133,8 +133,8 @@ func (s *segment) readIndexFiles(size int64) (off []offsetEntry, tim []timeEntry
 	}
 	off = make([]offsetEntry, 0, len(ob)/offsetEntrySize)
 	for i := 0; i < len(ob); i += offsetEntrySize {
-		e := offsetEntry{int32(binary.BigEndian.Uint32(ob[i:])), int32(binary.BigEndian.Uint32(ob[i+4:]))}
-		if e.rel < 0 || e.pos < 0 || int64(e.pos) >= size {
+		e := decodeOffsetEntry(ob[i:])
+		if !e.fits(size) {
 			return nil, nil, false
 		}
 		if n := len(off); n > 0 && (off[n-1].rel >= e.rel || off[n-1].pos >= e.pos) {
@@ -144,7 +144,7 @@ func (s *segment) readIndexFiles(size int64) (off []offsetEntry, tim []timeEntry
 	}
 	tim = make([]timeEntry, 0, len(tb)/timeEntrySize)
 	for i := 0; i < len(tb); i += timeEntrySize {
-		e := timeEntry{int64(binary.BigEndian.Uint64(tb[i:])), int32(binary.BigEndian.Uint32(tb[i+8:]))}
+		e := decodeTimeEntry(tb[i:])
 		if e.rel < 0 {
 			return nil, nil, false
 		}
@@ -159,6 +159,41 @@ func (s *segment) readIndexFiles(size int64) (off []offsetEntry, tim []timeEntry
 		return nil, nil, false
 	}
 	return off, tim, true
+}
+
+func decodeOffsetEntry(b []byte) offsetEntry {
+	return offsetEntry{int32(binary.BigEndian.Uint32(b)), int32(binary.BigEndian.Uint32(b[4:]))}
+}
+
+func decodeTimeEntry(b []byte) timeEntry {
+	return timeEntry{int64(binary.BigEndian.Uint64(b)), int32(binary.BigEndian.Uint32(b[8:]))}
+}
+
+// fits reports whether an offset index entry can point into a .log of size
+// bytes.
+func (e offsetEntry) fits(size int64) bool { return e.rel >= 0 && e.pos >= 0 && int64(e.pos) < size }
+
+// readLastIndexEntry reads only the last entry of an index file whose entries
+// are entrySize bytes (nil if the file is empty); ok is false if the file
+// cannot be read or is not a whole number of entries long.
+func readLastIndexEntry(path string, entrySize int) (last []byte, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size()%int64(entrySize) != 0 {
+		return nil, false
+	}
+	if st.Size() == 0 {
+		return nil, true
+	}
+	last = make([]byte, entrySize)
+	if _, err := f.ReadAt(last, st.Size()-int64(entrySize)); err != nil {
+		return nil, false
+	}
+	return last, true
 }
 
 // writeIndexFiles replaces both index files with the in-memory entries.

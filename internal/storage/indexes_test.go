@@ -1,12 +1,15 @@
 package storage
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // withIndexBudget lowers the process-wide budget for sealed segments' indexes
@@ -196,8 +199,8 @@ func TestIndexBudgetBoundsLoadedIndexes(t *testing.T) {
 		checkIndexBudget(t, logs...)
 	}
 
-	// A clean reopen loads sealed indexes from their files, within the budget;
-	// closing forgets every segment.
+	// A clean reopen loads no sealed index: reads load them from their files,
+	// within the budget. Closing forgets every segment.
 	for i, m := range logs {
 		old := m.l.segs
 		if err := m.l.Close(); err != nil {
@@ -370,5 +373,204 @@ func TestSealedSegmentWithoutTimestampsLoadsFromItsFiles(t *testing.T) {
 	}
 	if _, _, ok, err := l.OffsetForTimestamp(0); err != nil || ok {
 		t.Fatalf("OffsetForTimestamp(0) over untimed records: ok %v err %v, want none", ok, err)
+	}
+	// Reopened, they pass Open's checks on their files' last entries.
+	m := &modelLog{l: l}
+	reopenModelLog(t, m, indexConfig())
+	checkSealedUnread(t, m, -1)
+	for _, s := range m.l.segs[:len(m.l.segs)-1] {
+		if s.maxTs != -1 {
+			t.Fatalf("reopened segment %d: max timestamp %d, want -1", s.base, s.maxTs)
+		}
+	}
+	if got := readAll(t, m.l, 0, 1<<20); len(got) != 80 {
+		t.Fatalf("read back %d records after reopening, want 80", len(got))
+	}
+}
+
+// reopenModelLog closes m's log cleanly and opens it again with cfg.
+func reopenModelLog(t *testing.T, m *modelLog, cfg Config) {
+	t.Helper()
+	if err := m.l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(m.l.dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	m.l = l
+}
+
+// checkSealedUnread checks that Open read neither the .log nor the whole
+// index of m's sealed segments (but the one at scanned, if not -1, which it
+// must have scanned): their indexes are unloaded and out of the budget.
+func checkSealedUnread(t *testing.T, m *modelLog, scanned int64) {
+	t.Helper()
+	segs := m.l.segs
+	for _, s := range segs[:len(segs)-1] {
+		s.imu.RLock()
+		loaded, unloaded := s.loaded, s.off == nil && s.tim == nil
+		s.imu.RUnlock()
+		if loaded || !unloaded || s.index.pos != notCached {
+			t.Fatalf("sealed segment %d after Open: index loaded %v, entries held %v, budget position %d",
+				s.base, loaded, !unloaded, s.index.pos)
+		}
+		if read := s.f != nil; read != (s.base == scanned) {
+			t.Fatalf("sealed segment %d: .log read at Open %v, want %v", s.base, read, s.base == scanned)
+		}
+	}
+}
+
+// checkMaxTimestamps checks each sealed segment's largest timestamp (what
+// retention.ms goes by) and its offset against what was written: with
+// timestamps growing, the segment's last record, which ends its last batch.
+func checkMaxTimestamps(t *testing.T, m *modelLog) {
+	t.Helper()
+	segs := m.l.segs
+	for i, s := range segs[:len(segs)-1] {
+		last := segs[i+1].base - 1
+		s.imu.RLock()
+		maxTsOff := s.maxTsOff
+		s.imu.RUnlock()
+		if got := s.largestTimestamp(); got != m.recs[last].ts || maxTsOff != last {
+			t.Fatalf("segment %d: largest timestamp %d at offset %d, wrote %d at %d", s.base, got, maxTsOff, m.recs[last].ts, last)
+		}
+	}
+}
+
+// checkModel reads every record of m back, one batch at a time and whole,
+// and looks up every timestamp from before the first to after the last.
+func checkModel(t *testing.T, m *modelLog) {
+	t.Helper()
+	for off := range int64(len(m.recs)) {
+		if err := m.checkReadAt(t, off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := readAll(t, m.l, 0, 1<<20); !slices.Equal(got, m.recs) {
+		t.Fatalf("reading the whole log returned %d records, %d written, or different ones", len(got), len(m.recs))
+	}
+	for ts := m.recs[0].ts - 1; ts <= m.recs[len(m.recs)-1].ts+1; ts++ {
+		if err := m.checkTimestamp(ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Open reads of each sealed segment below the producer snapshot only the last
+// entries of its index files: the indexes are loaded by their first lookup.
+func TestOpenLeavesSealedIndexesUnloaded(t *testing.T) {
+	cfg := indexConfig()
+	m := writeModelLog(t, cfg, "lazy", 300)
+	if len(m.l.segs) < 10 {
+		t.Fatalf("want many sealed segments, have %d", len(m.l.segs))
+	}
+	reopenModelLog(t, m, cfg)
+	checkSealedUnread(t, m, -1)
+	// Its largest timestamp is what loadSealedIndex takes from the whole files.
+	for _, s := range m.l.segs[:len(m.l.segs)-1] {
+		_, tim, ok := s.readIndexFiles(s.size.Load())
+		if !ok {
+			t.Fatalf("segment %d: index files do not load", s.base)
+		}
+		if e := tim[len(tim)-1]; s.maxTs != e.ts || s.maxTsOff != s.base+int64(e.rel) {
+			t.Fatalf("segment %d: max timestamp %d at %d, index files end with %+v", s.base, s.maxTs, s.maxTsOff, e)
+		}
+	}
+	checkMaxTimestamps(t, m)
+	if a := m.l.active(); !a.loaded || a.index.pos != notCached {
+		t.Fatalf("active segment: index loaded %v, budget position %d", a.loaded, a.index.pos)
+	}
+	last := m.recs[len(m.recs)-1]
+	if off, ts, err := m.l.MaxTimestamp(); err != nil || off != last.offset || ts != last.ts {
+		t.Fatalf("MaxTimestamp = %d, %d, %v; want %d, %d", off, ts, err, last.offset, last.ts)
+	}
+	checkModel(t, m)
+	checkIndexBudget(t, m)
+
+	// Retention by time, right after Open, goes by the same timestamps, and
+	// loads no index for it.
+	cfg.RetentionMs = 1000
+	reopenModelLog(t, m, cfg)
+	const expired = 3
+	now := m.recs[m.l.segs[expired].base-1].ts + cfg.RetentionMs + 1
+	if n, err := m.l.EnforceRetention(time.UnixMilli(now)); err != nil || n != expired {
+		t.Fatalf("retention deleted %d segments (%v), want %d", n, err, expired)
+	}
+	checkSealedUnread(t, m, -1)
+	for off := m.l.LogStartOffset(); off < int64(len(m.recs)); off++ {
+		if err := m.checkReadAt(t, off); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A sealed segment whose index files fail Open's checks on their last entries
+// is scanned, as one whose files are missing, and reads as before.
+func TestOpenScansSegmentWithDamagedIndexTail(t *testing.T) {
+	cases := []struct {
+		name, ext string
+		damage    func(b []byte, span, logSize int64) []byte
+	}{
+		{"time index not whole entries", ".timeindex", func(b []byte, _, _ int64) []byte {
+			return b[:len(b)-5]
+		}},
+		{"time index empty", ".timeindex", func(b []byte, _, _ int64) []byte {
+			return nil
+		}},
+		{"last time entry past the segment", ".timeindex", func(b []byte, span, _ int64) []byte {
+			binary.BigEndian.PutUint32(b[len(b)-4:], uint32(span))
+			return b
+		}},
+		{"last time entry before the segment", ".timeindex", func(b []byte, _, _ int64) []byte {
+			binary.BigEndian.PutUint32(b[len(b)-4:], uint32(0xffffffff))
+			return b
+		}},
+		{"last offset entry past the .log", ".index", func(b []byte, _, logSize int64) []byte {
+			binary.BigEndian.PutUint32(b[len(b)-4:], uint32(logSize))
+			return b
+		}},
+		{"last offset entry past the segment", ".index", func(b []byte, span, _ int64) []byte {
+			binary.BigEndian.PutUint32(b[len(b)-8:], uint32(span))
+			return b
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := indexConfig()
+			m := writeModelLog(t, cfg, "damaged", 150)
+			if len(m.l.segs) < 5 {
+				t.Fatalf("want several sealed segments, have %d", len(m.l.segs))
+			}
+			s, next := m.l.segs[2], m.l.segs[3].base
+			if err := m.l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			path := s.path + c.ext
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, c.damage(b, next-s.base, s.size.Load()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			l, err := Open(m.l.dir, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Close() })
+			m.l = l
+			checkSealedUnread(t, m, s.base)
+			checkMaxTimestamps(t, m)
+			checkModel(t, m)
+			// The first lookup rebuilt the damaged files (but a last time entry
+			// past the segment: the last entry is never looked up, and the
+			// files are otherwise sound).
+			s = m.l.segs[2]
+			if _, tim, ok := s.readIndexFiles(s.size.Load()); !ok || tim[len(tim)-1].ts != s.maxTs {
+				t.Fatalf("segment %d's index files after use: ok %v", s.base, ok)
+			}
+		})
 	}
 }

@@ -188,10 +188,13 @@ func (l *Log) listSegments() ([]int64, error) {
 // loadSegments opens the segments. snapOff is the offset of the producer state
 // snapshot already loaded (-1: none). A snapshot is written only after every
 // segment below its offset was sealed (final time index entry written, files
-// synced), so those segments are loaded from their index files without reading
-// their batches, as Kafka loads segments below its recovery point; so is the
-// active segment after a clean shutdown that left it as it was (shutdown). The
-// rest are scanned, replaying batches at or above snapOff into the producer
+// synced), so those segments are taken from their index files without reading
+// their batches, as Kafka loads segments below its recovery point: of each, only
+// the last entries of its index files are read (peekSealedIndex), its index
+// being loaded when first used. The active segment after a clean shutdown that
+// left it as it was (shutdown) is loaded from its index files whole
+// (loadSealedIndex). The rest, and any segment whose index files fail those
+// checks, are scanned, replaying batches at or above snapOff into the producer
 // state, with CRCs checked in the last segment unless the shutdown was clean.
 func (l *Log) loadSegments(bases []int64, clean bool, shutdown *cleanShutdown, snapOff int64) error {
 	prevLast := int64(-1)
@@ -203,14 +206,17 @@ func (l *Log) loadSegments(bases []int64, clean bool, shutdown *cleanShutdown, s
 		last := i == len(bases)-1
 		s.interval = l.cfg.IndexIntervalBytes
 		l.segs = append(l.segs, s)
-		if end, ok := sealedEnd(bases, i, s, snapOff, shutdown); ok && s.loadSealedIndex() {
-			s.lastOffset = end - 1
+		next, sealed := sealedEnd(bases, i, s, snapOff, shutdown)
+		if sealed && !last {
+			sealed = s.peekSealedIndex(next) // its index stays unloaded until first used
+		} else if sealed {
+			sealed = s.loadSealedIndex() // active again: its index takes appends, in memory only
+		}
+		if sealed {
+			s.lastOffset = next - 1
 			prevLast = s.lastOffset
-			if !last {
-				s.cacheIndex()
-			} else if s.size.Load() > 0 {
-				// Active again: its index takes appends, in memory only.
-				s.rollBaseTs = rollBaseUnknown
+			if last && s.size.Load() > 0 {
+				s.rollBaseTs = rollBaseUnknown // segment.ms: read from its first batch when needed
 			}
 			continue
 		}
@@ -275,7 +281,7 @@ func (l *Log) loadSegments(bases []int64, clean bool, shutdown *cleanShutdown, s
 	return nil
 }
 
-// sealedEnd reports whether segment i of bases (s) may be loaded from its index
+// sealedEnd reports whether segment i of bases (s) may be taken from its index
 // files without being read, and if so the offset after its last batch: a
 // segment below the producer snapshot, or the last one if a clean shutdown left
 // it, and that snapshot, as they are.

@@ -216,7 +216,8 @@ func (s *segment) ensureIndex() error {
 	}
 	size := s.size.Load()
 	// The last time index entry must be the segment's largest timestamp (known from
-	// the scan at Open); if the entry written at roll is missing, rebuild.
+	// Open: the last entry peekSealedIndex read, or the scan); if the entry written
+	// at roll is missing, rebuild.
 	if off, tim, ok := s.readIndexFiles(size); ok && (size == 0 || tim[len(tim)-1].ts == s.maxTs) {
 		s.off, s.tim = off, tim
 		s.loaded = true
@@ -371,7 +372,9 @@ func (s *segment) remove() error {
 // loadSealedIndex takes a sealed segment's index files as they are, without
 // reading its batches: the last time index entry (written when the segment was
 // sealed) gives its largest timestamp. It reports false if the files are missing
-// or do not make sense, and the segment must be scanned.
+// or do not make sense, and the segment must be scanned. Open uses it for the
+// last segment after a clean shutdown, which becomes active again with its
+// index in memory; earlier segments only need peekSealedIndex.
 func (s *segment) loadSealedIndex() bool {
 	s.imu.Lock()
 	defer s.imu.Unlock()
@@ -383,5 +386,48 @@ func (s *segment) loadSealedIndex() bool {
 	if n := len(tim); n > 0 {
 		s.maxTs, s.maxTsOff = tim[n-1].ts, s.base+int64(tim[n-1].rel)
 	}
+	return true
+}
+
+// peekSealedIndex is what Open reads of a sealed segment that is not the last
+// (its offsets end before end): the last entry of each index file, leaving the
+// index unloaded. Open needs only the segment's largest timestamp, the last
+// time index entry, which it takes as loadSealedIndex does; reading both files
+// whole for it (some 5 MiB per GiB of log), only for the budget to unload most
+// of them again, made opening a partition read every index file it has. The
+// first lookup loads the index through ensureIndex, as after the budget
+// unloaded it, which checks the whole files and rebuilds them from the .log if
+// they are inconsistent.
+//
+// The tails get sanity checks in the spirit of Kafka's when it loads a segment.
+// It reports false, and the segment must be scanned, if a file is missing or
+// not a whole number of entries, a non-empty segment has no time index entry
+// (sealing always writes one), or a last entry points outside the segment's
+// offsets or (the offset index's) past its .log.
+func (s *segment) peekSealedIndex(end int64) bool {
+	size, span := s.size.Load(), end-s.base
+	tb, ok := readLastIndexEntry(s.path+".timeindex", timeEntrySize)
+	if !ok || (size > 0 && tb == nil) {
+		return false
+	}
+	ob, ok := readLastIndexEntry(s.path+".index", offsetEntrySize)
+	if !ok {
+		return false
+	}
+	if ob != nil {
+		if e := decodeOffsetEntry(ob); !e.fits(size) || int64(e.rel) >= span {
+			return false
+		}
+	}
+	if tb == nil {
+		return true // an empty segment: no timestamp
+	}
+	e := decodeTimeEntry(tb)
+	if e.rel < 0 || int64(e.rel) >= span {
+		return false
+	}
+	s.imu.Lock()
+	s.maxTs, s.maxTsOff = e.ts, s.base+int64(e.rel)
+	s.imu.Unlock()
 	return true
 }

@@ -32,7 +32,7 @@ func producerLog(t *testing.T, l *Log) {
 type openedState struct {
 	hwm, maxOff, maxTs int64
 	producers          map[int64]*producerEntry
-	closedLoaded       bool // every closed segment came up with its index loaded
+	closedUnread       bool // no closed segment's .log was read (scanned) at Open
 }
 
 func openState(t *testing.T, dir string, cfg Config) openedState {
@@ -42,9 +42,9 @@ func openState(t *testing.T, dir string, cfg Config) openedState {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	st := openedState{hwm: l.HighWatermark(), producers: l.ps.producers, closedLoaded: true}
+	st := openedState{hwm: l.HighWatermark(), producers: l.ps.producers, closedUnread: true}
 	for _, s := range l.segs[:len(l.segs)-1] {
-		st.closedLoaded = st.closedLoaded && s.loaded
+		st.closedUnread = st.closedUnread && s.f == nil
 	}
 	if st.maxOff, st.maxTs, err = l.MaxTimestamp(); err != nil {
 		t.Fatal(err)
@@ -87,13 +87,13 @@ func TestSnapshotRestoreEqualsFullScan(t *testing.T) {
 			removeSnapshots(scan)
 
 			fromSnap, fromScan := openState(t, dir, cfg), openState(t, scan, cfg)
-			if !fromSnap.closedLoaded {
+			if !fromSnap.closedUnread {
 				t.Fatal("closed segments were scanned although a snapshot covered them")
 			}
-			if fromScan.closedLoaded {
+			if fromScan.closedUnread {
 				t.Fatal("the full scan did not scan")
 			}
-			fromSnap.closedLoaded, fromScan.closedLoaded = false, false
+			fromSnap.closedUnread, fromScan.closedUnread = false, false
 			if !reflect.DeepEqual(fromSnap, fromScan) {
 				t.Fatalf("snapshot restore\n%+v\nfull scan\n%+v", fromSnap, fromScan)
 			}
@@ -137,7 +137,7 @@ func TestCorruptSnapshotFallsBack(t *testing.T) {
 	b[len(b)-1] ^= 1
 	os.WriteFile(newest, b, 0o644)
 	got := openState(t, dir, cfg)
-	got.closedLoaded, want.closedLoaded = false, false
+	got.closedUnread, want.closedUnread = false, false
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("after a corrupt snapshot\n%+v\nwant\n%+v", got, want)
 	}
