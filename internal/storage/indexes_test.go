@@ -394,6 +394,12 @@ func reopenModelLog(t *testing.T, m *modelLog, cfg Config) {
 	if err := m.l.Close(); err != nil {
 		t.Fatal(err)
 	}
+	openModelLog(t, m, cfg)
+}
+
+// openModelLog opens m's log directory again with cfg, as m's log.
+func openModelLog(t *testing.T, m *modelLog, cfg Config) {
+	t.Helper()
 	l, err := Open(m.l.dir, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -555,12 +561,7 @@ func TestOpenScansSegmentWithDamagedIndexTail(t *testing.T) {
 			if err := os.WriteFile(path, c.damage(b, next-s.base, s.size.Load()), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			l, err := Open(m.l.dir, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { l.Close() })
-			m.l = l
+			openModelLog(t, m, cfg)
 			checkSealedUnread(t, m, s.base)
 			checkMaxTimestamps(t, m)
 			checkModel(t, m)
