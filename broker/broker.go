@@ -125,7 +125,7 @@ func (b *Broker) Start() (err error) {
 	if b.logs, err = storage.OpenManager(b.cfg.LogDirs, b.loggers.Logger("kbroker.storage")); err != nil {
 		return err
 	}
-	parts := partitions.New(b.cfg, b.store, b.logs, b.loggers.Logger("kbroker.partitions"))
+	parts := partitions.New(b.cfg, b.store, b.logs, b.loggers.Logger("kbroker.partitions"), b.metrics.ForgetTopic)
 	quotas := b.startQuotas()
 	if err := parts.OpenAll(b.store.Snapshot()); err != nil {
 		return err

@@ -65,13 +65,7 @@ func TestMetricsEndpointCountsRequestsAndTopicBytes(t *testing.T) {
 	if err := cl.ProduceSync(ctx, &kgo.Record{Value: make([]byte, 500)}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Get("http://" + b.MetricsAddr() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	text := string(body)
+	text := scrapeMetrics(t, b.MetricsAddr())
 	for _, want := range []string{
 		`kbroker_requests_total{api="Produce",version="`,
 		`kbroker_requests_total{api="ApiVersions",version="`,
@@ -90,4 +84,38 @@ func TestMetricsEndpointCountsRequestsAndTopicBytes(t *testing.T) {
 	if n, _ := strconv.Atoi(m[1]); n < 500 {
 		t.Errorf("bytes in for m = %d, want at least the 500-byte record", n)
 	}
+
+	// A deleted topic's series go with it, as Kafka removes a topic's
+	// metrics: a broker whose clients create and delete topics must not
+	// keep a series for every name it ever saw.
+	if _, err := kadm.NewClient(cl).DeleteTopic(ctx, "m"); err != nil {
+		t.Fatal(err)
+	}
+	if text := scrapeMetrics(t, b.MetricsAddr()); strings.Contains(text, `topic="m"`) {
+		t.Errorf("/metrics still has series of the deleted topic m:\n%s", grepLines(text, `topic="m"`))
+	}
+}
+
+func scrapeMetrics(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
+}
+
+func grepLines(text, substr string) string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, substr) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -66,6 +66,15 @@ func New() *Broker {
 // garbage not yet collected, and swing with every GC cycle.
 var liveHeap = collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)}
 
+// ForgetTopic drops the per-topic series of a deleted topic, as Kafka
+// removes a topic's metrics when it is deleted: a broker whose clients
+// create and delete topics (tests, temporary topics) would otherwise keep
+// a series per name it ever saw, in its memory and in every scrape.
+func (m *Broker) ForgetTopic(topic string) {
+	m.BytesIn.DeleteLabelValues(topic)
+	m.BytesOut.DeleteLabelValues(topic)
+}
+
 // RequestTimer returns the two observers for one API, resolved once so the
 // request path does no label lookups.
 type RequestTimer struct {

@@ -27,14 +27,21 @@ type Partitions struct {
 
 	mu sync.Mutex // serialises opening, so a partition is opened once
 
+	// onDeleted is called with the name of each topic whose logs were
+	// deleted (the topic was deleted, or recreated with a new ID), so that
+	// what else the broker keeps per topic (its metrics) goes with them.
+	onDeleted []func(topic string)
+
 	// brokerMinISR caches the broker-level min.insync.replicas, which
 	// Produce checks on every acks=all request.
 	brokerMinISR atomic.Int32
 }
 
-// New wires logs to store and starts following metadata changes.
-func New(b *config.Broker, store *meta.Store, logs *storage.Manager, log *slog.Logger) *Partitions {
-	p := &Partitions{broker: b, store: store, logs: logs, log: log}
+// New wires logs to store and starts following metadata changes. Each
+// onDeleted function is called with every topic whose logs are deleted,
+// after they are gone.
+func New(b *config.Broker, store *meta.Store, logs *storage.Manager, log *slog.Logger, onDeleted ...func(topic string)) *Partitions {
+	p := &Partitions{broker: b, store: store, logs: logs, log: log, onDeleted: onDeleted}
 	p.cacheBrokerSettings(store.Snapshot())
 	store.OnChange(p.apply)
 	return p
@@ -149,6 +156,9 @@ func (p *Partitions) apply(ev meta.Event) {
 				p.log.Error("deleting topic logs", "topic", name, "err", err)
 			}
 			p.mu.Unlock()
+			for _, fn := range p.onDeleted {
+				fn(name)
+			}
 		}
 	}
 	reconfigure := ev.ChangedTopicConfigs()
