@@ -170,7 +170,7 @@ func (s *soak) report(w io.Writer) bool {
 		"prefixed ACLs; every %v: a topic config, the cluster default, an ACL and a SCRAM credential changed, %d producers and %d consumers replaced "+
 		"by new clients, and an ACL-less user and a wrong password tried. Warm-up %v.\n\n",
 		o.topics, o.partitions, segmentBytes>>20, retentionBytes>>20, o.rate, o.recordSize, prodQuota, o.producerQuota, consQuota, o.consumerQuota, o.changeEvery, o.churn, o.churn, o.warmup)
-	fmt.Fprintln(w, "| t | produce MB/s | consume MB/s | quota'd producers ÷ quota | quota'd consumers ÷ quota | throttles/s | errors | connections | goroutines | goroutines − 2×conns | RSS MiB | heap MiB | live heap MiB | broker CPU |")
+	fmt.Fprintf(w, "| t | produce MB/s | consume MB/s | quota'd producers ÷ quota | quota'd consumers ÷ quota | throttles/s | errors | connections | goroutines | goroutines − %d×conns | RSS MiB | heap MiB | live heap MiB | broker CPU |\n", goroutinesPerConn)
 	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	var prodRatios, consRatios []float64
 	var mem growthSeries

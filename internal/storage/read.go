@@ -156,8 +156,7 @@ func (l *Log) offsetForTimestamp(ts int64) (int64, int64, bool, error) {
 		s.imu.RLock()
 		from := s.lookupTime(ts)
 		s.imu.RUnlock()
-		indexes.trim()
-		lim := v.limit(s)
+		lim := v.limit(s) // findBatch, next, trims the index budget after its own lookup
 		pos, h, found, err := s.findBatch(from, lim)
 		if err != nil {
 			return 0, 0, false, err
