@@ -17,6 +17,9 @@ type machine struct {
 	MemTotal string
 	Go       string
 	Tree     string // commit of the measured tree, so a result can be traced to code
+	// GuestPages says whether a VM guest's freed pages stayed backed during
+	// the job (guestpages.go); empty when the suite does not touch it.
+	GuestPages string `json:",omitempty"`
 }
 
 func describeMachine() machine {

@@ -41,6 +41,7 @@ type options struct {
 	suite                      string      // "throughput" (B1–B3) or "admin" (B4–B9)
 	ad                         adminConfig // the admin suite's knobs
 	prefaultSet                bool        // -prefault-gib given explicitly
+	holdGuestPages             bool        // suspend free-page reporting for the job (guestpages.go)
 }
 
 func parseFlags() (options, error) {
@@ -62,6 +63,7 @@ func parseFlags() (options, error) {
 	flag.IntVar(&fetchMaxMiB, "fetch-max-mib", 64, "B2 FetchMaxBytes and FetchMaxPartitionBytes, MiB")
 	flag.DurationVar(&o.pc.loopbackDur, "loopback", 2*time.Second, "loopback floor measurement per pair (split stream / ping-pong)")
 	flag.IntVar(&prefaultGiB, "prefault-gib", 8, "touch this much memory once before measuring (fresh VM guests pay extra on first touch)")
+	flag.BoolVar(&o.holdGuestPages, "hold-guest-pages", true, "on a VM guest with free-page reporting, suspend it for the job (root only; restored at exit) so freed pages stay backed as on bare metal")
 	flag.StringVar(&only, "cases", "", "comma-separated case prefixes to run, e.g. \"B1 1KiB,B3\" (default: all)")
 	flag.StringVar(&o.jsonPath, "json", "", "also write every run and the summary as JSON to this file")
 	flag.StringVar(&o.suite, "suite", "throughput", "throughput: B1–B3 against kfake; admin: quotas, configs and admin scale (B4–B9), kbroker only")
@@ -131,6 +133,11 @@ func run() int {
 	}
 	defer os.RemoveAll(tmp)
 	defer broker.KillAll()
+	// Before the prefault, so that the pages it touches stay backed.
+	gp := holdGuestPages(o.holdGuestPages)
+	if gp.restore != nil {
+		defer gp.restore()
+	}
 
 	r, root, err := setup(ctx, o, a, b, tmp)
 	if err != nil {
@@ -139,6 +146,7 @@ func run() int {
 	}
 	m := describeMachine()
 	m.Tree = treeState(root)
+	m.GuestPages = gp.state
 	cmdline := "go run ./bench/cmd/kbench " + strings.Join(os.Args[1:], " ")
 	fmt.Fprintf(os.Stderr, "kbench: a=%s b=%s, %d pairs; temp dir %s\n", a, b, o.pc.pairs, tmp)
 

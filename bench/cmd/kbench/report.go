@@ -169,6 +169,9 @@ func writeMarkdown(w io.Writer, m machine, cmdline string, a, b broker.Kind, pc 
 	fmt.Fprintf(w, "- Command: `%s` (took %s)\n", cmdline, took.Round(time.Second))
 	fmt.Fprintf(w, "- Machine: %d CPUs, %s, %s RAM, Linux %s, %s\n", m.NumCPU, m.CPUModel, m.MemTotal, m.Kernel, m.Go)
 	fmt.Fprintf(w, "- Tree: %s\n", m.Tree)
+	if m.GuestPages != "" {
+		fmt.Fprintf(w, "- Guest memory: %s\n", m.GuestPages)
+	}
 	fmt.Fprintf(w, "- Sides: **a = %s**, **b = %s**; %d pairs, order alternating A-B / B-A; each run on a fresh broker process\n", a, b, pc.pairs)
 	fmt.Fprintf(w, "- Sizing: B1 %s per run after %s warm-up; B2 preload %d MiB, FetchMaxBytes %d MiB; B3 %s; MB = 10^6 bytes of record value\n",
 		pc.produceDur, pc.warmup, pc.preloadBytes>>20, pc.fetchMax>>20, pc.latencyDur)
