@@ -52,12 +52,13 @@ type sample struct {
 }
 
 // goroutinesPerConn is what each open connection costs the broker in
-// goroutines: internal/wire runs a read loop and a serve loop per
-// connection. Goroutines beyond these are the broker's own, and those are
+// goroutines: internal/wire serves each connection on one goroutine that
+// reads, handles and answers (two, a read loop and a serve loop, before
+// session 4). Goroutines beyond these are the broker's own, and those are
 // what must stay flat: the connections themselves come and go with the
 // clients (franz-go opens a connection for its 5-minute metadata refresh
 // and reaps idle ones), which is load, not a leak.
-const goroutinesPerConn = 2
+const goroutinesPerConn = 1
 
 func (sm sample) ownGoroutines() float64 { return sm.goroutines - goroutinesPerConn*sm.conns }
 

@@ -16,12 +16,15 @@ import (
 
 const (
 	// Min is the smallest pooled size. Every response is encoded into a
-	// buffer of at least this size, so it is pooled too: a broker answering
-	// a few thousand small produce and empty fetch responses a second would
+	// buffer of at least 4 KiB, so it is pooled too: a broker answering a
+	// few thousand small produce and empty fetch responses a second would
 	// otherwise allocate megabytes a second of them, and its heap would
 	// swing with the garbage (the soak showed 4 KiB response buffers as 80 %
-	// of all bytes allocated). Smaller buffers are cheap to allocate.
-	Min = 4 << 10
+	// of all bytes allocated). The classes below 4 KiB serve produce frames
+	// of a record or two (the B3 latency benchmark's 1 KiB records): they
+	// were most of what such a producer made the broker allocate. Smaller
+	// buffers are cheap to allocate.
+	Min = 1 << 10
 	// Max is the largest pooled size (above the default
 	// socket.request.max.bytes).
 	Max = 128 << 20

@@ -24,8 +24,11 @@ func TestGetPutReuses(t *testing.T) {
 // A response buffer (4 KiB, what every response is encoded into) is
 // pooled; anything smaller is a plain allocation.
 func TestResponseSizedBuffersArePooled(t *testing.T) {
-	if b := Get(4 << 10); cap(b) != Min {
-		t.Fatalf("Get(4 KiB): cap %d, want the %d-byte class", cap(b), Min)
+	if b := Get(4 << 10); cap(b) != 4<<10 {
+		t.Fatalf("Get(4 KiB): cap %d, want the 4 KiB class", cap(b))
+	}
+	if b := Get(1100); cap(b) != 2<<10 {
+		t.Fatalf("Get(1100), a produce frame of one 1 KiB record: cap %d, want the 2 KiB class", cap(b))
 	}
 	if b := Get(Min + 1); cap(b) != 2*Min {
 		t.Fatalf("Get(Min+1): cap %d, want %d", cap(b), 2*Min)

@@ -101,84 +101,106 @@ func (c *Conn) RemoteIP() string {
 	return host
 }
 
-// maxQueued is how many decoded requests may wait per connection while one
-// is handled. Kafka handles one request per connection at a time; reading a
-// few ahead overlaps the network read with the handler.
-const maxQueued = 4
-
 // serve runs the connection until the client leaves, a request is bad, or
-// the server drains. Requests are handled one at a time, in order, so
-// responses go out in request order.
+// the server drains.
+//
+// One goroutine reads a request, handles it and answers it before it reads
+// the next, so responses leave in request order. This is Kafka's model too:
+// it mutes a channel from the moment a request arrives until its response
+// is sent. A pipelining client's next requests wait in the socket buffer
+// meanwhile. Reading ahead on a second goroutine was measured (B3, session
+// 4) to add about 25 µs to every serial produce for the hand-off between the
+// two, and it bought no throughput, even for producers with five requests
+// in flight.
 func (c *Conn) serve(ctx context.Context) {
+	defer c.nc.Close()
 	if err := c.handshakeTLS(ctx); err != nil {
 		c.log.Info("closing connection", "err", err)
-		c.nc.Close()
 		return
 	}
-	reqs := make(chan *Request, maxQueued)
-	readErr := make(chan error, 1)
-	go func() { readErr <- c.readLoop(ctx, reqs) }()
-
+	dr := &deadlineReader{c: c, ctx: ctx}
+	r := &pooledReader{src: dr}
+	defer r.release()
 	w := &pooledWriter{dst: progressWriter{c: c, ctx: ctx}}
 	defer w.release()
-	var cur *Request // released once handled, or when the loop ends early
-	for req := range reqs {
-		cur = req
+	for {
+		// A throttled connection is not read until its throttle has
+		// passed, as Kafka mutes the channel.
 		c.waitUnmuted(ctx)
-		start := time.Now()
-		if err := c.admit(req); err != nil {
-			c.log.Info("closing connection", "err", err)
-			break
-		}
-		if req.Key == rawSASLKey {
-			buf, err := c.serveRaw(req)
-			c.release(req)
-			if err == nil {
-				_, err = w.Write(buf)
-			}
-			if err == nil {
-				err = w.Flush()
-			}
-			if err != nil {
+		req, err := c.readRequest(ctx, r, dr)
+		if err != nil {
+			// Answers held back for a pipelined request still go out,
+			// even when that request turned out bad.
+			w.Flush()
+			// While the server drains, every read ends in an error.
+			if !isClosed(err) && ctx.Err() == nil {
 				c.log.Info("closing connection", "err", err)
-				break
 			}
-			continue
+			return
 		}
-		resp, err := c.handle(ctx, req)
+		err = c.answer(ctx, req, r, w)
 		c.release(req)
 		if err != nil {
-			c.log.Info("closing connection", "api", kmsg.NameForKey(req.Key), "version", req.Version, "err", err)
-			break
-		}
-		if resp != nil {
-			c.applyThrottle(ctx, resp)
-			buf := appendResponse(responseBuffer(resp), req, resp)
-			_, err := w.Write(buf)
-			releaseEncoded(resp, buf)
-			if err != nil {
-				break
+			// A client that leaves before taking its answer is not news.
+			if !errors.Is(err, errSend) {
+				c.log.Info("closing connection", "api", kmsg.NameForKey(req.Key), "version", req.Version, "err", err)
 			}
+			return
 		}
-		if len(reqs) == 0 || c.sec.closeAfter {
-			if err := w.Flush(); err != nil {
-				break
-			}
-		}
-		c.srv.observe(req, time.Since(start))
-		releaseFrame(req)
 		if c.sec.closeAfter {
-			break
+			return
 		}
 	}
-	c.nc.Close()
-	c.release(cur)
-	for req := range reqs { // let the reader finish
-		c.release(req)
+}
+
+// errSend marks a failure to send an answer: the client left or stopped
+// reading for connections.max.idle.ms.
+var errSend = errors.New("sending the response")
+
+// answer handles one request and writes its response. The response is
+// flushed unless the client has already sent the next request whole, so
+// that a pipelining client's answers leave in one write. An error closes
+// the connection.
+func (c *Conn) answer(ctx context.Context, req *Request, r *pooledReader, w *pooledWriter) error {
+	start := time.Now()
+	if err := c.admit(req); err != nil {
+		return err
 	}
-	if err := <-readErr; err != nil && !isClosed(err) {
-		c.log.Info("closing connection", "err", err)
+	if req.Key == rawSASLKey {
+		buf, err := c.serveRaw(req)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(buf); err != nil {
+			return fmt.Errorf("%w: %w", errSend, err)
+		}
+		if err := w.Flush(); err != nil {
+			return fmt.Errorf("%w: %w", errSend, err)
+		}
+		return nil
 	}
+	resp, err := c.handle(ctx, req)
+	if err != nil {
+		return err
+	}
+	c.release(req) // the request's bytes are handled; the response's are not counted
+	if resp != nil {
+		c.applyThrottle(ctx, resp)
+		buf := appendResponse(responseBuffer(resp), req, resp)
+		_, err := w.Write(buf)
+		releaseEncoded(resp, buf)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errSend, err)
+		}
+	}
+	if !r.frameBuffered() || c.sec.closeAfter {
+		if err := w.Flush(); err != nil {
+			return fmt.Errorf("%w: %w", errSend, err)
+		}
+	}
+	c.srv.observe(req, time.Since(start))
+	releaseFrame(req)
+	return nil
 }
 
 // handle runs the handler, turning a panic into a closed connection so one
@@ -193,57 +215,48 @@ func (c *Conn) handle(ctx context.Context, req *Request) (resp kmsg.Response, er
 	return c.srv.handler.Handle(ctx, c, req)
 }
 
-// readLoop reads frames until EOF, a bad frame, or drain, and queues them.
-func (c *Conn) readLoop(ctx context.Context, reqs chan<- *Request) error {
-	defer close(reqs)
-	dr := &deadlineReader{c: c, ctx: ctx}
-	r := &pooledReader{src: dr}
-	defer r.release()
+// readRequest reads and decodes the next frame. It fails at EOF, on a bad
+// frame, when the connection has been idle for connections.max.idle.ms, and
+// once the server drains.
+func (c *Conn) readRequest(ctx context.Context, r *pooledReader, dr *deadlineReader) (*Request, error) {
+	dr.frameEnd = time.Time{}
 	var size [4]byte
-	for {
-		dr.frameEnd = time.Time{}
-		if _, err := r.readSize(size[:]); err != nil {
-			if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
-				return fmt.Errorf("idle for longer than connections.max.idle.ms")
-			}
-			return err
+	if _, err := r.readSize(size[:]); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
+			return nil, fmt.Errorf("idle for longer than connections.max.idle.ms")
 		}
-		n := int32(binary.BigEndian.Uint32(size[:]))
-		// Refuse before allocating: a size prefix alone must not make us
-		// reserve memory (Kafka's InvalidReceiveException).
-		if lo, hi := c.frameBounds(); n < lo || n > hi {
-			return fmt.Errorf("frame of %d bytes is outside [%d, %d] (socket.request.max.bytes, or the SASL token limit)", n, lo, hi)
-		}
-		if err := c.reserve(ctx, int(n)); err != nil {
-			return nil
-		}
-		frame := bufpool.Get(int(n))
-		dr.frameEnd = time.Now().Add(frameReadTimeout)
-		if _, err := io.ReadFull(r, frame); err != nil {
+		return nil, err
+	}
+	n := int32(binary.BigEndian.Uint32(size[:]))
+	// Refuse before allocating: a size prefix alone must not make us
+	// reserve memory (Kafka's InvalidReceiveException).
+	if lo, hi := c.frameBounds(); n < lo || n > hi {
+		return nil, fmt.Errorf("frame of %d bytes is outside [%d, %d] (socket.request.max.bytes, or the SASL token limit)", n, lo, hi)
+	}
+	if err := c.reserve(ctx, int(n)); err != nil {
+		return nil, err
+	}
+	frame := bufpool.Get(int(n))
+	dr.frameEnd = time.Now().Add(frameReadTimeout)
+	if _, err := io.ReadFull(r, frame); err != nil {
+		c.unreserve(int(n))
+		return nil, err
+	}
+	var req *Request
+	if c.takeRaw() {
+		req = rawRequest(frame)
+	} else {
+		var err error
+		if req, err = parseRequest(frame, c.srv.handler); err != nil {
+			// Nothing refers to a frame that did not parse: reuse it,
+			// so a stream of bad frames does not pile up garbage.
+			bufpool.Put(frame)
 			c.unreserve(int(n))
-			return err
-		}
-		var req *Request
-		if c.takeRaw() {
-			req = rawRequest(frame)
-		} else {
-			var err error
-			if req, err = parseRequest(frame, c.srv.handler); err != nil {
-				// Nothing refers to a frame that did not parse: reuse it,
-				// so a stream of bad frames does not pile up garbage.
-				bufpool.Put(frame)
-				c.unreserve(int(n))
-				return err
-			}
-		}
-		req.queued = int(n)
-		select {
-		case reqs <- req:
-		case <-ctx.Done():
-			c.release(req)
-			return nil
+			return nil, err
 		}
 	}
+	req.queued = int(n)
+	return req, nil
 }
 
 // smallRequests is how many bytes of requests a connection may always

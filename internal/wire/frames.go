@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bufio"
+	"encoding/binary"
 	"io"
 	"sync"
 
@@ -56,6 +57,20 @@ func (p *pooledReader) readSize(size []byte) (int, error) {
 		return io.ReadFull(p.src, size)
 	}
 	return io.ReadFull(p.r, size)
+}
+
+// frameBuffered reports whether a whole next frame is already buffered,
+// that is, whether the client pipelined another request behind this one.
+func (p *pooledReader) frameBuffered() bool {
+	if p.r == nil || p.r.Buffered() < 4 {
+		return false
+	}
+	size, err := p.r.Peek(4)
+	if err != nil {
+		return false
+	}
+	n := int64(int32(binary.BigEndian.Uint32(size)))
+	return n >= 0 && int64(p.r.Buffered())-4 >= n
 }
 
 // release gives the buffer back, dropping anything still in it.

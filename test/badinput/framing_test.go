@@ -225,6 +225,39 @@ func TestPipelinedRequestsAnsweredInOrder(t *testing.T) {
 	s.check(t)
 }
 
+// TestAnswersBeforeABadFrameStillArrive pipelines two good requests and
+// then a frame that does not parse, in one write. The broker reads one
+// request at a time, as Kafka does, so the good ones are answered, in
+// order, before it reads the bad frame and closes the connection.
+func TestAnswersBeforeABadFrameStillArrive(t *testing.T) {
+	addr := startBroker(t, nil)
+	s := seed(t, addr)
+	c := dial(t, addr)
+
+	good := []kmsg.Request{
+		metadataRequest(12, false, s.topic),
+		produceRequest(9, 1, s.topic, 0, batch("before the bad frame")),
+	}
+	var out []byte
+	for i, req := range good {
+		out = append(out, frame(req, int32(7+i))...)
+	}
+	out = append(out, sized(header(999, 0, 9, false))...) // unknown API key
+	c.write(out)
+
+	md := c.read(good[0], 7).(*kmsg.MetadataResponse)
+	if len(md.Topics) != 1 || md.Topics[0].ErrorCode != 0 {
+		t.Fatalf("metadata answer before the bad frame: %+v", md.Topics)
+	}
+	p := c.read(good[1], 8).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+	if p.ErrorCode != 0 {
+		t.Fatalf("produce answer before the bad frame: error %d", p.ErrorCode)
+	}
+	c.expectClosed(closePromptly)
+	s.values = append(s.values, "before the bad frame")
+	s.check(t)
+}
+
 // stuffUnread pipelines large fetches of s's topic on a new connection and
 // never reads the answers, until the broker stops reading (back-pressure)
 // or limit requests are out. It returns the connection and how many frames
