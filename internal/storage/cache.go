@@ -96,6 +96,16 @@ func (c *clockCache) add(e *cacheEntry, w int64) {
 	c.evictLocked()
 }
 
+// remove takes e's segment out, as if the hand had evicted it: it may be
+// cached again.
+func (c *clockCache) remove(e *cacheEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.pos >= 0 {
+		c.removeAtLocked(e.pos)
+	}
+}
+
 // forget removes e's segment for good: it is being closed.
 func (c *clockCache) forget(e *cacheEntry) {
 	c.mu.Lock()

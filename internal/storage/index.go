@@ -124,8 +124,13 @@ func (s *segment) appendTimeEntry(ts int64, rel int32) {
 }
 
 // readIndexFiles loads both index files and reports whether they are consistent
-// with a .log of size bytes.
-func (s *segment) readIndexFiles(size int64) (off []offsetEntry, tim []timeEntry, ok bool) {
+// with a .log of size bytes whose batches end before offset end: every entry
+// must point inside the segment, as Kafka's index sanity check demands. An
+// entry past the end would otherwise be kept, and Open, which checks the last
+// entries against the same bound (peekSealedIndex), would scan the segment at
+// every start.
+func (s *segment) readIndexFiles(size, end int64) (off []offsetEntry, tim []timeEntry, ok bool) {
+	span := end - s.base
 	ob, err1 := os.ReadFile(s.path + ".index")
 	tb, err2 := os.ReadFile(s.path + ".timeindex")
 	if err1 != nil || err2 != nil || len(ob)%offsetEntrySize != 0 || len(tb)%timeEntrySize != 0 {
@@ -134,7 +139,7 @@ func (s *segment) readIndexFiles(size int64) (off []offsetEntry, tim []timeEntry
 	off = make([]offsetEntry, 0, len(ob)/offsetEntrySize)
 	for i := 0; i < len(ob); i += offsetEntrySize {
 		e := decodeOffsetEntry(ob[i:])
-		if !e.fits(size) {
+		if !e.fits(size) || int64(e.rel) >= span {
 			return nil, nil, false
 		}
 		if n := len(off); n > 0 && (off[n-1].rel >= e.rel || off[n-1].pos >= e.pos) {
@@ -145,7 +150,7 @@ func (s *segment) readIndexFiles(size int64) (off []offsetEntry, tim []timeEntry
 	tim = make([]timeEntry, 0, len(tb)/timeEntrySize)
 	for i := 0; i < len(tb); i += timeEntrySize {
 		e := decodeTimeEntry(tb[i:])
-		if e.rel < 0 {
+		if e.rel < 0 || int64(e.rel) >= span {
 			return nil, nil, false
 		}
 		if n := len(tim); n > 0 && (tim[n-1].ts >= e.ts || tim[n-1].rel > e.rel) {

@@ -140,7 +140,7 @@ func checkSealedIndexFiles(t *testing.T, m *modelLog) {
 	t.Helper()
 	segs := m.l.segs
 	for i, s := range segs[:len(segs)-1] {
-		off, tim, ok := s.readIndexFiles(s.size.Load())
+		off, tim, ok := s.readIndexFiles(s.size.Load(), s.lastOffset+1)
 		batches := int(segs[i+1].base-s.base) / 2
 		if !ok || len(off) != batches-1 || tim[len(tim)-1].ts != s.maxTs {
 			t.Fatalf("segment %d (%d batches): index files ok %v, %d offset entries, %d time entries", s.base, batches, ok, len(off), len(tim))
@@ -248,7 +248,7 @@ func TestCompactionUnderTinyIndexBudget(t *testing.T) {
 		if s.index.pos == forgotten {
 			t.Fatalf("cleaned segment %d is not under the budget", s.base)
 		}
-		if _, _, ok := s.readIndexFiles(s.size.Load()); !ok {
+		if _, _, ok := s.readIndexFiles(s.size.Load(), s.lastOffset+1); !ok {
 			t.Fatalf("cleaned segment %d's index files do not hold its index", s.base)
 		}
 	}
@@ -361,7 +361,7 @@ func TestSealedSegmentWithoutTimestampsLoadsFromItsFiles(t *testing.T) {
 		t.Fatalf("want rolled segments, have %d", len(segs))
 	}
 	for _, s := range segs[:len(segs)-1] {
-		if _, _, ok := s.readIndexFiles(s.size.Load()); !ok {
+		if _, _, ok := s.readIndexFiles(s.size.Load(), s.lastOffset+1); !ok {
 			t.Fatalf("sealed segment %d: index files do not load", s.base)
 		}
 		if s.maxTs != -1 {
@@ -476,7 +476,7 @@ func TestOpenLeavesSealedIndexesUnloaded(t *testing.T) {
 	checkSealedUnread(t, m, -1)
 	// Its largest timestamp is what loadSealedIndex takes from the whole files.
 	for _, s := range m.l.segs[:len(m.l.segs)-1] {
-		_, tim, ok := s.readIndexFiles(s.size.Load())
+		_, tim, ok := s.readIndexFiles(s.size.Load(), s.lastOffset+1)
 		if !ok {
 			t.Fatalf("segment %d: index files do not load", s.base)
 		}
@@ -563,15 +563,21 @@ func TestOpenScansSegmentWithDamagedIndexTail(t *testing.T) {
 			}
 			openModelLog(t, m, cfg)
 			checkSealedUnread(t, m, s.base)
+			// Open rewrote the damaged files, before any lookup.
+			s = m.l.segs[2]
+			if _, tim, ok := s.readIndexFiles(s.size.Load(), next); !ok || tim[len(tim)-1].ts != s.maxTs {
+				t.Fatalf("segment %d's index files after Open: ok %v", s.base, ok)
+			}
 			checkMaxTimestamps(t, m)
 			checkModel(t, m)
-			// The first lookup rebuilt the damaged files (but a last time entry
-			// past the segment: the last entry is never looked up, and the
-			// files are otherwise sound).
-			s = m.l.segs[2]
-			if _, tim, ok := s.readIndexFiles(s.size.Load()); !ok || tim[len(tim)-1].ts != s.maxTs {
-				t.Fatalf("segment %d's index files after use: ok %v", s.base, ok)
+			// So the next Open takes every sealed segment from its files.
+			if err := m.l.Close(); err != nil {
+				t.Fatal(err)
 			}
+			openModelLog(t, m, cfg)
+			checkSealedUnread(t, m, -1)
+			checkMaxTimestamps(t, m)
+			checkModel(t, m)
 		})
 	}
 }

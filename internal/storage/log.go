@@ -207,10 +207,12 @@ func (l *Log) loadSegments(bases []int64, clean bool, shutdown *cleanShutdown, s
 		s.interval = l.cfg.IndexIntervalBytes
 		l.segs = append(l.segs, s)
 		next, sealed := sealedEnd(bases, i, s, snapOff, shutdown)
+		damaged := false // index files that fail the checks of a sealed segment
 		if sealed && !last {
 			sealed = s.peekSealedIndex(next) // its index stays unloaded until first used
+			damaged = !sealed
 		} else if sealed {
-			sealed = s.loadSealedIndex() // active again: its index takes appends, in memory only
+			sealed = s.loadSealedIndex(next) // active again: its index takes appends, in memory only
 		}
 		if sealed {
 			s.lastOffset = next - 1
@@ -248,6 +250,11 @@ func (l *Log) loadSegments(bases []int64, clean bool, shutdown *cleanShutdown, s
 				s.rollBaseTs = firstBatchTimestamp(s)
 			}
 			break
+		}
+		if damaged {
+			if err := s.repairIndexFiles(); err != nil {
+				return err
+			}
 		}
 		prevLast = s.lastOffset
 	}

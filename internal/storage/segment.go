@@ -218,7 +218,7 @@ func (s *segment) ensureIndex() error {
 	// The last time index entry must be the segment's largest timestamp (known from
 	// Open: the last entry peekSealedIndex read, or the scan); if the entry written
 	// at roll is missing, rebuild.
-	if off, tim, ok := s.readIndexFiles(size); ok && (size == 0 || tim[len(tim)-1].ts == s.maxTs) {
+	if off, tim, ok := s.readIndexFiles(size, s.lastOffset+1); ok && (size == 0 || tim[len(tim)-1].ts == s.maxTs) {
 		s.off, s.tim = off, tim
 		s.loaded = true
 		s.cacheIndexLocked()
@@ -236,6 +236,20 @@ func (s *segment) ensureIndex() error {
 		return err // kept in memory, and out of the budget: the files do not hold it
 	}
 	s.cacheIndexLocked()
+	return nil
+}
+
+// repairIndexFiles rewrites the index files of a sealed segment that Open
+// scanned because they failed its checks, as Kafka rebuilds an index that
+// fails its sanity check on load. Without it a segment that is never read
+// would be scanned again at every start. The rebuilt entries are then let go,
+// as a segment taken from its index files starts with none loaded.
+func (s *segment) repairIndexFiles() error {
+	if err := s.ensureIndex(); err != nil {
+		return err
+	}
+	unloadIndex(s) // Open's own segment: nothing else holds it yet
+	indexes.remove(&s.index)
 	return nil
 }
 
@@ -375,10 +389,10 @@ func (s *segment) remove() error {
 // or do not make sense, and the segment must be scanned. Open uses it for the
 // last segment after a clean shutdown, which becomes active again with its
 // index in memory; earlier segments only need peekSealedIndex.
-func (s *segment) loadSealedIndex() bool {
+func (s *segment) loadSealedIndex(end int64) bool {
 	s.imu.Lock()
 	defer s.imu.Unlock()
-	off, tim, ok := s.readIndexFiles(s.size.Load())
+	off, tim, ok := s.readIndexFiles(s.size.Load(), end)
 	if !ok {
 		return false
 	}
