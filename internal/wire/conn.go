@@ -242,6 +242,7 @@ func (c *Conn) readRequest(ctx context.Context, r *pooledReader, dr *deadlineRea
 		c.unreserve(int(n))
 		return nil, err
 	}
+	r.releaseIfEmpty()
 	var req *Request
 	if c.takeRaw() {
 		req = rawRequest(frame)

@@ -50,9 +50,7 @@ func (p *pooledReader) Read(b []byte) (int, error) {
 // reads every size prefix): one more small read per request when nothing
 // is pipelined, and no buffer held while the client is silent.
 func (p *pooledReader) readSize(size []byte) (int, error) {
-	if p.r != nil && p.r.Buffered() == 0 {
-		p.release()
-	}
+	p.releaseIfEmpty()
 	if p.r == nil {
 		return io.ReadFull(p.src, size)
 	}
@@ -71,6 +69,16 @@ func (p *pooledReader) frameBuffered() bool {
 	}
 	n := int64(int32(binary.BigEndian.Uint32(size)))
 	return n >= 0 && int64(p.r.Buffered())-4 >= n
+}
+
+// releaseIfEmpty gives the buffer back if nothing is left in it. The
+// connection calls it once a frame is read, before the request is handled:
+// a long-polling fetch would otherwise hold a read buffer for its whole wait
+// (the soak's 200 consumers held 15 MiB of them).
+func (p *pooledReader) releaseIfEmpty() {
+	if p.r != nil && p.r.Buffered() == 0 {
+		p.release()
+	}
 }
 
 // release gives the buffer back, dropping anything still in it.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -612,5 +613,87 @@ func TestTricklingHugeFramesDoNotStarveSmallRequests(t *testing.T) {
 		hostile, frameSize>>20, bound>>20, served, attack)
 	if served < 10 {
 		t.Errorf("the small-request client completed %d rounds in %v while huge frames held queued.max.request.bytes, want at least 10", served, attack)
+	}
+}
+
+// liveHeap has the broker collect its garbage (pprof's heap?gc=1) and
+// returns the heap the collection found reachable.
+func (p proc) liveHeap(t *testing.T) float64 {
+	t.Helper()
+	cl := http.Client{Timeout: 10 * time.Second}
+	resp, err := cl.Get("http://" + p.MetricsAddr + "/debug/pprof/heap?gc=1")
+	if err != nil {
+		t.Fatalf("forcing a collection: %v", err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return p.scrape(t)["go_gc_heap_live_bytes"]
+}
+
+// A consumer's fetch waits in the broker for up to max_wait_ms when there is
+// nothing to return, and a broker serves many such consumers at once. While
+// a fetch waits, its connection must not hold a read buffer (64 KiB each):
+// 400 waiting fetches may raise the live heap by a few KiB each, not by a
+// buffer each.
+func TestLongPollingFetchesHoldNoReadBuffers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the kbroker binary")
+	}
+	const (
+		conns      = 400
+		maxPerConn = 16 << 10
+		topic      = "longpoll"
+	)
+	p := run(t, newBroker(t, nil, false))
+	adm := kadm.NewClient(newClient(t, p.Addr))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.Version = 12
+	fetch.MaxWaitMillis = 30_000
+	fetch.MinBytes = 1
+	fetch.MaxBytes = 1 << 20
+	fetch.SessionEpoch = -1
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = topic
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.PartitionMaxBytes = 1 << 20
+	ft.Partitions = append(ft.Partitions, fp)
+	fetch.Topics = append(fetch.Topics, ft)
+	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("crash")).AppendRequest(nil, fetch, 2)
+
+	before := p.liveHeap(t)
+	var open []net.Conn
+	defer func() {
+		for _, nc := range open {
+			nc.Close()
+		}
+	}()
+	for range conns {
+		nc, err := dialServed(p.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, nc)
+		if _, err := nc.Write(frame); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(time.Second) // every fetch read and waiting
+	after := p.liveHeap(t)
+	for _, nc := range open[:3] { // still waiting: nothing was answered
+		nc.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+		if _, err := nc.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("a long-polling fetch was answered early: %v", err)
+		}
+	}
+	perConn := (after - before) / conns
+	t.Logf("%d waiting fetches: live heap %.1f → %.1f MiB (%.1f KiB per connection)", conns, before/(1<<20), after/(1<<20), perConn/1024)
+	if perConn > maxPerConn {
+		t.Errorf("live heap grew by %.1f KiB per waiting fetch, want at most %d KiB", perConn/1024, maxPerConn>>10)
 	}
 }
