@@ -129,7 +129,7 @@ func seedRequests() []kmsg.Request {
 }
 
 // FuzzParseRequest feeds arbitrary frames to parseRequest. It must never
-// panic (a panic in the read loop is not recovered: it would take the broker
+// panic (a panic while reading a request is not recovered: it would take the broker
 // down), and a request it accepts must survive re-encoding: kmsg writing the
 // decoded body and parseRequest reading it back.
 func FuzzParseRequest(f *testing.F) {

@@ -8,7 +8,7 @@ package wire
 //     the connection (Kafka's IllegalSaslStateException).
 //   - SaslHandshake v1 (KIP-152): the tokens travel in SaslAuthenticate
 //     requests. v0: the next frames are raw tokens with no Kafka header, and
-//     the replies raw frames too; the read loop reads them as such.
+//     the replies raw frames too; the connection reads them as such.
 //   - A failed exchange answers SASL_AUTHENTICATION_FAILED (an unknown
 //     mechanism UNSUPPORTED_SASL_MECHANISM with the enabled list) and closes.
 //   - connections.max.reauth.ms (KIP-368): the session lifetime is told to
@@ -18,14 +18,13 @@ package wire
 //     re-authentication under way closes the connection (for v0 clients too,
 //     as Kafka does).
 //
-// The per-connection state is used by the handler goroutine only, except
-// rawNext, which the read loop consumes.
+// The per-connection state belongs to the connection's one goroutine, which
+// reads, handles and answers its requests in turn.
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -53,12 +52,8 @@ type connSecurity struct {
 	authed      bool  // authenticated at least once
 	reauthing   bool
 	expiresAt   time.Time // zero: the session never expires
-	rawNext     atomic.Bool
-	closeAfter  bool // send the response being written, then close
-
-	// authedOnce is authed for the read loop, which bounds the frames of
-	// a connection not yet authenticated.
-	authedOnce atomic.Bool
+	rawNext     bool      // the next frame is a raw token (SaslHandshake v0)
+	closeAfter  bool      // send the response being written, then close
 }
 
 // SASLError is a SASL failure with its Kafka error code and the message for
@@ -114,7 +109,7 @@ func (c *Conn) SASLHandshake(version int16, mechanism string) ([]string, error) 
 	s.session, s.mechanism, s.handshakeV = session, mechanism, version
 	s.reauthing = s.authed
 	if version == 0 {
-		s.rawNext.Store(true)
+		s.rawNext = true
 	}
 	return enabled, nil
 }
@@ -166,7 +161,6 @@ func (c *Conn) finishAuth(version int16) (lifetimeMs int64, err error) {
 	}
 	c.Principal = principal
 	s.authed, s.reauthing, s.session, s.authVersion = true, false, nil, version
-	s.authedOnce.Store(true)
 	if max := c.srv.maxReauth; max > 0 {
 		s.expiresAt = time.Now().Add(max)
 		lifetimeMs = max.Milliseconds()
@@ -208,17 +202,21 @@ func (c *Conn) admit(req *Request) error {
 // most maxSASLToken, as Kafka's authenticator reads them: a client without
 // credentials must not make the broker allocate socket.request.max.bytes.
 func (c *Conn) frameBounds() (lo, hi int32) {
-	if c.sec.rawNext.Load() {
+	if c.sec.rawNext {
 		return 0, maxSASLToken
 	}
-	if c.sec.mechanisms != nil && !c.sec.authedOnce.Load() {
+	if c.sec.mechanisms != nil && !c.sec.authed {
 		return 8, maxSASLToken
 	}
 	return 8, c.srv.maxRequestBytes
 }
 
 // takeRaw reports whether the frame just read is a raw SASL token.
-func (c *Conn) takeRaw() bool { return c.sec.rawNext.CompareAndSwap(true, false) }
+func (c *Conn) takeRaw() bool {
+	raw := c.sec.rawNext
+	c.sec.rawNext = false
+	return raw
+}
 
 func rawRequest(frame []byte) *Request {
 	return &Request{Key: rawSASLKey, Size: len(frame), frame: frame}
@@ -238,7 +236,7 @@ func (c *Conn) serveRaw(req *Request) ([]byte, error) {
 			return nil, err
 		}
 	} else {
-		s.rawNext.Store(true) // set before the reply leaves: the client answers it
+		s.rawNext = true // set before the reply leaves: the client answers it
 	}
 	out := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(reply)), uint32(len(reply)))
 	return append(out, reply...), nil
