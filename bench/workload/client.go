@@ -7,17 +7,22 @@ import (
 // producerOpts are the B1/B3 producer settings from the benchmark plan:
 // acks=1 (leader), idempotence off (so acks=1 is allowed and no
 // InitProducerID round trip is measured), no linger, no compression.
-// Both brokers get exactly these options.
-func producerOpts(addr, topic string, recordBytes int) []kgo.Opt {
-	return []kgo.Opt{
+// Both brokers get exactly these options. With idempotent set, the two
+// changes to kgo's defaults are left out: idempotent writes with acks=all
+// and up to 5 produce requests in flight per broker, the pipelined shape
+// most clients produce in.
+func producerOpts(addr, topic string, recordBytes int, idempotent bool) []kgo.Opt {
+	opts := []kgo.Opt{
 		kgo.SeedBrokers(addr),
 		kgo.DefaultProduceTopic(topic),
-		kgo.RequiredAcks(kgo.LeaderAck()),
-		kgo.DisableIdempotentWrite(),
 		kgo.ProducerLinger(0),
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.MaxBufferedRecords(bufferedRecords(recordBytes)),
 	}
+	if idempotent {
+		return append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
+	}
+	return append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
 }
 
 // bufferedRecords keeps the producer's buffer at about 64 MiB (65536 × 1 KiB,

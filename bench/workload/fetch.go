@@ -63,7 +63,7 @@ func Fetch(ctx context.Context, spec Spec, mark Mark) (Result, error) {
 // settings and waits until every one is acknowledged.
 func preloadTopic(ctx context.Context, spec Spec) (int64, time.Duration, error) {
 	n := spec.PreloadBytes / int64(spec.RecordBytes)
-	cl, err := kgo.NewClient(producerOpts(spec.Addr, spec.Topic, spec.RecordBytes)...)
+	cl, err := kgo.NewClient(producerOpts(spec.Addr, spec.Topic, spec.RecordBytes, false)...)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -43,6 +43,7 @@ type Spec struct {
 	Duration      time.Duration // length of the measured window (produce, latency, loopback)
 	PreloadBytes  int64         // fetch: payload bytes to produce before fetching
 	FetchMaxBytes int32         // fetch: FetchMaxBytes and FetchMaxPartitionBytes
+	Idempotent    bool          `json:",omitempty"` // produce: kgo's idempotent defaults (producerOpts)
 }
 
 // Result is what a run measured. Rates are derived by the caller from

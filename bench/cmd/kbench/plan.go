@@ -58,6 +58,12 @@ func cases(pc planConfig) []benchCase {
 		produce(1024, "1KiB"),
 		produce(100, "100B"),
 		produce(16<<10, "16KiB"),
+		// Not in the plan: kgo's own producer defaults (idempotent,
+		// acks=all, 5 requests in flight), which pipeline requests on one
+		// connection; no goal, a check on the pipelined path.
+		{"B1i 1KiB idempotent", workload.Spec{
+			Kind: workload.KindProduce, RecordBytes: 1024, Warmup: pc.warmup, Duration: pc.produceDur, Idempotent: true,
+		}},
 		{"B2 fetch", workload.Spec{
 			Kind: workload.KindFetch, RecordBytes: 1024, PreloadBytes: pc.preloadBytes, FetchMaxBytes: pc.fetchMax,
 		}},
