@@ -139,7 +139,7 @@ func (s *segment) readIndexFiles(size, end int64) (off []offsetEntry, tim []time
 	off = make([]offsetEntry, 0, len(ob)/offsetEntrySize)
 	for i := 0; i < len(ob); i += offsetEntrySize {
 		e := decodeOffsetEntry(ob[i:])
-		if !e.fits(size) || int64(e.rel) >= span {
+		if !e.fits(size, span) {
 			return nil, nil, false
 		}
 		if n := len(off); n > 0 && (off[n-1].rel >= e.rel || off[n-1].pos >= e.pos) {
@@ -150,7 +150,7 @@ func (s *segment) readIndexFiles(size, end int64) (off []offsetEntry, tim []time
 	tim = make([]timeEntry, 0, len(tb)/timeEntrySize)
 	for i := 0; i < len(tb); i += timeEntrySize {
 		e := decodeTimeEntry(tb[i:])
-		if e.rel < 0 || int64(e.rel) >= span {
+		if !e.fits(span) {
 			return nil, nil, false
 		}
 		if n := len(tim); n > 0 && (tim[n-1].ts >= e.ts || tim[n-1].rel > e.rel) {
@@ -174,9 +174,15 @@ func decodeTimeEntry(b []byte) timeEntry {
 	return timeEntry{int64(binary.BigEndian.Uint64(b)), int32(binary.BigEndian.Uint32(b[8:]))}
 }
 
-// fits reports whether an offset index entry can point into a .log of size
-// bytes.
-func (e offsetEntry) fits(size int64) bool { return e.rel >= 0 && e.pos >= 0 && int64(e.pos) < size }
+// fits reports whether an offset index entry can point into a segment whose
+// .log is size bytes and whose offsets span span (from its base).
+func (e offsetEntry) fits(size, span int64) bool {
+	return e.rel >= 0 && int64(e.rel) < span && e.pos >= 0 && int64(e.pos) < size
+}
+
+// fits reports whether a time index entry can point into a segment whose
+// offsets span span (from its base).
+func (e timeEntry) fits(span int64) bool { return e.rel >= 0 && int64(e.rel) < span }
 
 // readLastIndexEntry reads only the last entry of an index file whose entries
 // are entrySize bytes (nil if the file is empty); ok is false if the file

@@ -429,7 +429,7 @@ func (s *segment) peekSealedIndex(end int64) bool {
 		return false
 	}
 	if ob != nil {
-		if e := decodeOffsetEntry(ob); !e.fits(size) || int64(e.rel) >= span {
+		if !decodeOffsetEntry(ob).fits(size, span) {
 			return false
 		}
 	}
@@ -437,7 +437,7 @@ func (s *segment) peekSealedIndex(end int64) bool {
 		return true // an empty segment: no timestamp
 	}
 	e := decodeTimeEntry(tb)
-	if e.rel < 0 || int64(e.rel) >= span {
+	if !e.fits(span) {
 		return false
 	}
 	s.imu.Lock()

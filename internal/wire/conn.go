@@ -157,6 +157,14 @@ func (c *Conn) serve(ctx context.Context) {
 // reading for connections.max.idle.ms.
 var errSend = errors.New("sending the response")
 
+// sendFailed marks err, if any, as a failure to send (errSend).
+func sendFailed(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", errSend, err)
+}
+
 // answer handles one request and writes its response. The response is
 // flushed unless the client has already sent the next request whole, so
 // that a pipelining client's answers leave in one write. An error closes
@@ -172,12 +180,9 @@ func (c *Conn) answer(ctx context.Context, req *Request, r *pooledReader, w *poo
 			return err
 		}
 		if _, err := w.Write(buf); err != nil {
-			return fmt.Errorf("%w: %w", errSend, err)
+			return sendFailed(err)
 		}
-		if err := w.Flush(); err != nil {
-			return fmt.Errorf("%w: %w", errSend, err)
-		}
-		return nil
+		return sendFailed(w.Flush())
 	}
 	resp, err := c.handle(ctx, req)
 	if err != nil {
@@ -190,12 +195,12 @@ func (c *Conn) answer(ctx context.Context, req *Request, r *pooledReader, w *poo
 		_, err := w.Write(buf)
 		releaseEncoded(resp, buf)
 		if err != nil {
-			return fmt.Errorf("%w: %w", errSend, err)
+			return sendFailed(err)
 		}
 	}
 	if !r.frameBuffered() || c.sec.closeAfter {
 		if err := w.Flush(); err != nil {
-			return fmt.Errorf("%w: %w", errSend, err)
+			return sendFailed(err)
 		}
 	}
 	c.srv.observe(req, time.Since(start))

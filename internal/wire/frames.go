@@ -45,12 +45,12 @@ func (p *pooledReader) Read(b []byte) (int, error) {
 	return p.r.Read(b)
 }
 
-// readSize reads a frame's size prefix. With nothing buffered it gives the
-// buffer back and reads the prefix straight from the socket (as Kafka
-// reads every size prefix): one more small read per request when nothing
-// is pipelined, and no buffer held while the client is silent.
+// readSize reads a frame's size prefix. With nothing buffered (the buffer
+// was given back after the last frame, releaseIfEmpty) it reads the prefix
+// straight from the socket, as Kafka reads every size prefix: one more small
+// read per request when nothing is pipelined, and no buffer held while the
+// client is silent.
 func (p *pooledReader) readSize(size []byte) (int, error) {
-	p.releaseIfEmpty()
 	if p.r == nil {
 		return io.ReadFull(p.src, size)
 	}
@@ -72,7 +72,8 @@ func (p *pooledReader) frameBuffered() bool {
 }
 
 // releaseIfEmpty gives the buffer back if nothing is left in it. The
-// connection calls it once a frame is read, before the request is handled:
+// connection calls it once a frame is read, before the request is handled
+// (and so before the next size prefix is read):
 // a long-polling fetch would otherwise hold a read buffer for its whole wait
 // (the soak's 200 consumers held 15 MiB of them).
 func (p *pooledReader) releaseIfEmpty() {
