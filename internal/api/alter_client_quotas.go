@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/dynconfig"
 	"kbroker/internal/quota"
 	"kbroker/internal/wire"
 )
@@ -79,6 +80,9 @@ func handleAlterClientQuotas(ctx context.Context, s *Server, c *wire.Conn, r *wi
 	}
 	return resp, nil
 }
+
+// errValidateOnly aborts a store transaction after everything validated.
+var errValidateOnly = errors.New("validate only")
 
 // quotaOp sets or removes one key.
 type quotaOp struct {
@@ -168,14 +172,11 @@ func checkQuotaOps(path string, ops []quotaOp) error {
 
 // auditQuotaChange logs each changed quota key once.
 func (s *Server) auditQuotaChange(c *wire.Conn, path string, before, after map[string]float64) {
-	for _, k := range unionKeys(before, after) {
+	for _, k := range dynconfig.ChangedKeys(before, after) {
 		old, hadOld := before[k]
 		cur, hasNew := after[k]
-		if hadOld == hasNew && old == cur {
-			continue
-		}
 		s.Audit.Info("quota changed", "principal", c.Principal, "client", c.Remote.String(),
 			"resource_type", "quota", "resource", path, "key", k,
-			"old", orNull(fmt.Sprint(old), hadOld), "new", orNull(fmt.Sprint(cur), hasNew))
+			"old", dynconfig.OrNull(fmt.Sprint(old), hadOld), "new", dynconfig.OrNull(fmt.Sprint(cur), hasNew))
 	}
 }

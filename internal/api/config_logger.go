@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/config"
+	"kbroker/internal/dynconfig"
 	"kbroker/internal/logging"
 	"kbroker/internal/meta"
 	"kbroker/internal/wire"
@@ -43,7 +44,7 @@ func (loggerConfigResource) describe(s *Server, snap *meta.Snapshot, name string
 	return out, nil
 }
 
-func (loggerConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn, name string, ops []configOp, replace, validateOnly bool) error {
+func (loggerConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn, name string, ops []dynconfig.Op, replace, validateOnly bool) error {
 	if err := s.checkLoggerResource(name); err != nil {
 		return err
 	}
@@ -51,37 +52,37 @@ func (loggerConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn, 
 		return newError(kerr.InvalidRequest, "AlterConfigs does not support the BROKER_LOGGER resource type; use IncrementalAlterConfigs")
 	}
 	for _, op := range ops { // validate everything before changing anything
-		if !s.Loggers.Has(op.name) {
-			return newError(kerr.InvalidConfig, fmt.Sprintf("Logger %s does not exist!", op.name))
+		if !s.Loggers.Has(op.Name) {
+			return newError(kerr.InvalidConfig, fmt.Sprintf("Logger %s does not exist!", op.Name))
 		}
-		switch op.op {
+		switch op.Kind {
 		case kmsg.IncrementalAlterConfigOpSet:
-			if op.value == nil {
-				return newError(kerr.InvalidRequest, "Null value not supported for : "+op.name)
+			if op.Value == nil {
+				return newError(kerr.InvalidRequest, "Null value not supported for : "+op.Name)
 			}
-			if _, err := logging.ParseLevel(*op.value); err != nil {
+			if _, err := logging.ParseLevel(*op.Value); err != nil {
 				return newError(kerr.InvalidConfig, err.Error())
 			}
 		case kmsg.IncrementalAlterConfigOpDelete:
-			if op.name == logging.Root {
+			if op.Name == logging.Root {
 				return newError(kerr.InvalidRequest, "Removing the log level of the root logger is not allowed")
 			}
 		default:
-			return newError(kerr.InvalidRequest, fmt.Sprintf("Operation %s is not allowed for the BROKER_LOGGER resource", op.op))
+			return newError(kerr.InvalidRequest, fmt.Sprintf("Operation %s is not allowed for the BROKER_LOGGER resource", op.Kind))
 		}
 	}
 	if validateOnly {
 		return nil
 	}
 	for _, op := range ops {
-		old := s.Loggers.Level(op.name)
-		if op.op == kmsg.IncrementalAlterConfigOpSet {
-			s.Loggers.SetLevel(op.name, *op.value)
+		old := s.Loggers.Level(op.Name)
+		if op.Kind == kmsg.IncrementalAlterConfigOpSet {
+			s.Loggers.SetLevel(op.Name, *op.Value)
 		} else {
-			s.Loggers.ResetLevel(op.name)
+			s.Loggers.ResetLevel(op.Name)
 		}
 		s.Audit.Info("log level changed", "principal", c.Principal, "client", c.Remote.String(),
-			"resource_type", "broker_logger", "resource", name, "key", op.name, "old", old, "new", s.Loggers.Level(op.name))
+			"resource_type", "broker_logger", "resource", name, "key", op.Name, "old", old, "new", s.Loggers.Level(op.Name))
 	}
 	return nil
 }

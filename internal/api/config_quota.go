@@ -27,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/config"
+	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
 	"kbroker/internal/quota"
 	"kbroker/internal/wire"
@@ -146,7 +147,7 @@ func levelSource(l quota.Level, own map[string]float64, key string) config.Sourc
 	return config.SourceDynamicDefaultBroker
 }
 
-func (q quotaConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn, name string, ops []configOp, replace, validateOnly bool) error {
+func (q quotaConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn, name string, ops []dynconfig.Op, replace, validateOnly bool) error {
 	e, err := q.entity(name)
 	if err != nil {
 		return err
@@ -159,20 +160,20 @@ func (q quotaConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn,
 	}
 	for _, op := range ops {
 		var qop quotaOp
-		switch op.op {
+		switch op.Kind {
 		case kmsg.IncrementalAlterConfigOpSet:
-			if op.value == nil {
-				return newError(kerr.InvalidRequest, "Null value not supported for : "+op.name)
+			if op.Value == nil {
+				return newError(kerr.InvalidRequest, "Null value not supported for : "+op.Name)
 			}
-			v, err := strconv.ParseFloat(strings.TrimSpace(*op.value), 64)
+			v, err := strconv.ParseFloat(strings.TrimSpace(*op.Value), 64)
 			if err != nil {
-				return newError(kerr.InvalidConfig, fmt.Sprintf("Invalid value %s for configuration %s: Not a number", *op.value, op.name))
+				return newError(kerr.InvalidConfig, fmt.Sprintf("Invalid value %s for configuration %s: Not a number", *op.Value, op.Name))
 			}
-			qop = quotaOp{key: op.name, value: v}
+			qop = quotaOp{key: op.Name, value: v}
 		case kmsg.IncrementalAlterConfigOpDelete:
-			qop = quotaOp{key: op.name, remove: true}
+			qop = quotaOp{key: op.Name, remove: true}
 		default:
-			return newError(kerr.InvalidConfig, fmt.Sprintf("Can't %s to key %s because its type is not LIST.", opVerb(op.op), op.name))
+			return dynconfig.NotAList(op)
 		}
 		qops = replaceQuotaOp(qops, qop)
 	}

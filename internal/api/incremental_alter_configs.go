@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/auth"
+	"kbroker/internal/dynconfig"
 	"kbroker/internal/wire"
 )
 
@@ -27,11 +28,11 @@ func handleIncrementalAlterConfigs(ctx context.Context, s *Server, c *wire.Conn,
 	req := r.Body.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
 	keys := make([]resourceKey, len(req.Resources))
-	ops := make([][]configOp, len(req.Resources))
+	ops := make([][]dynconfig.Op, len(req.Resources))
 	for i, rr := range req.Resources {
 		keys[i] = resourceKey{rr.ResourceType, rr.ResourceName}
 		for _, cfg := range rr.Configs {
-			ops[i] = append(ops[i], configOp{name: cfg.Name, op: cfg.Op, value: cfg.Value})
+			ops[i] = append(ops[i], dynconfig.Op{Name: cfg.Name, Kind: cfg.Op, Value: cfg.Value})
 		}
 	}
 	for i, err := range s.alterResources(ctx, c, keys, ops, false, req.ValidateOnly) {
@@ -45,7 +46,7 @@ func handleIncrementalAlterConfigs(ctx context.Context, s *Server, c *wire.Conn,
 
 // alterResources applies each resource's ops independently and returns one
 // error (or nil) per resource, in request order. It serves both alter APIs.
-func (s *Server) alterResources(ctx context.Context, c *wire.Conn, keys []resourceKey, ops [][]configOp, replace, validateOnly bool) []error {
+func (s *Server) alterResources(ctx context.Context, c *wire.Conn, keys []resourceKey, ops [][]dynconfig.Op, replace, validateOnly bool) []error {
 	count := map[resourceKey]int{}
 	for _, k := range keys {
 		count[k]++
