@@ -79,7 +79,6 @@ type Controller interface{ Controller() int32 }
 type Server struct {
 	Deps
 	producerIDs producerIDs
-	topicBase   atomic.Pointer[topicBaseCache]
 	// quotaListings is the last DescribeClientQuotas listing built.
 	quotaListings atomic.Pointer[quotaListing]
 }

@@ -45,61 +45,24 @@ func (s *Server) checkBrokerName(snap *meta.Snapshot, name string) error {
 	return nil
 }
 
-// brokerLayers are where broker id's config values come from, and its
-// static configs: this broker's own, or another's as it published them.
-func (s *Server) brokerLayers(snap *meta.Snapshot, id string) (config.Layers, config.Properties) {
-	layers := s.Configs.Layers(snap, "")
+// brokerStatic is broker id's server.properties: this broker's own, or
+// another's as it published them in its registration.
+func (s *Server) brokerStatic(snap *meta.Snapshot, id string) config.Properties {
 	if id == itoa32(s.nodeID()) {
-		return layers, s.Broker.Props
+		return s.Broker.Props
 	}
 	n, _ := strconv.ParseInt(id, 10, 32)
-	props := cluster.StaticProps(s.liveBrokerSet(snap)[int32(n)])
-	return config.Layers{Broker: snap.BrokerConfigs[id], ClusterDefault: layers.ClusterDefault, Static: props}, props
+	return cluster.StaticProps(s.liveBrokerSet(snap)[int32(n)])
 }
 
-func (brokerConfigResource) describe(s *Server, snap *meta.Snapshot, name string) ([]configEntry, error) {
+func (brokerConfigResource) describe(s *Server, snap *meta.Snapshot, name string) ([]dynconfig.Described, error) {
 	if err := s.checkBrokerName(snap, name); err != nil {
 		return nil, err
 	}
 	if name == "" {
-		layers := s.Configs.Layers(snap, "")
-		var out []configEntry
-		defaults := config.Layers{ClusterDefault: layers.ClusterDefault}
-		for key := range layers.ClusterDefault {
-			d := config.Brokers.Lookup(key)
-			if d == nil {
-				continue
-			}
-			e := config.ResolveBroker(d, defaults)
-			e.Synonyms = onlyDefaultLevel(e.Synonyms)
-			out = append(out, configEntry{Entry: e, def: d, sensitive: d.Sensitive(), readOnly: d.Mode == config.ReadOnly})
-		}
-		return out, nil
+		return s.Configs.ClusterDefaults(snap), nil
 	}
-	layers, props := s.brokerLayers(snap, name)
-	var out []configEntry
-	for _, d := range config.Brokers.Defs() {
-		out = append(out, configEntry{Entry: config.ResolveBroker(d, layers), def: d, sensitive: d.Sensitive(), readOnly: d.Mode == config.ReadOnly})
-	}
-	out = append(out, listenerEntries(layers)...)
-	for _, key := range props.Keys() {
-		if config.Brokers.Lookup(key) != nil {
-			continue
-		}
-		out = append(out, configEntry{Entry: config.Entry{Name: key, Source: config.SourceStaticBroker,
-			Synonyms: []config.Entry{{Name: key, Source: config.SourceStaticBroker}}}, sensitive: true, readOnly: true})
-	}
-	return out, nil
-}
-
-func onlyDefaultLevel(syns []config.Entry) []config.Entry {
-	var out []config.Entry
-	for _, e := range syns {
-		if e.Source == config.SourceDynamicDefaultBroker {
-			out = append(out, e)
-		}
-	}
-	return out
+	return s.Configs.Broker(snap, name, s.brokerStatic(snap, name)), nil
 }
 
 func (brokerConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn, name string, ops []dynconfig.Op, replace, validateOnly bool) error {

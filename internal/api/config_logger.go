@@ -32,14 +32,14 @@ func (s *Server) checkLoggerResource(name string) error {
 	return nil
 }
 
-func (loggerConfigResource) describe(s *Server, snap *meta.Snapshot, name string) ([]configEntry, error) {
+func (loggerConfigResource) describe(s *Server, snap *meta.Snapshot, name string) ([]dynconfig.Described, error) {
 	if err := s.checkLoggerResource(name); err != nil {
 		return nil, err
 	}
-	var out []configEntry
+	var out []dynconfig.Described
 	for _, n := range s.Loggers.Names() {
 		level := s.Loggers.Level(n)
-		out = append(out, configEntry{Entry: config.Entry{Name: n, Value: &level, Source: config.SourceBrokerLogger}})
+		out = append(out, dynconfig.Described{Entry: config.Entry{Name: n, Value: &level, Source: config.SourceBrokerLogger}})
 	}
 	return out, nil
 }

@@ -92,7 +92,7 @@ func (q quotaConfigResource) entity(name string) (quotaEntity, error) {
 	return e, err
 }
 
-func (q quotaConfigResource) describe(s *Server, snap *meta.Snapshot, name string) ([]configEntry, error) {
+func (q quotaConfigResource) describe(s *Server, snap *meta.Snapshot, name string) ([]dynconfig.Described, error) {
 	e, err := q.entity(name)
 	if err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ func (q quotaConfigResource) describe(s *Server, snap *meta.Snapshot, name strin
 		}
 	}
 	own := snap.Quotas[e.path()]
-	var out []configEntry
+	var out []dynconfig.Described
 	for _, k := range quotaKeys {
 		limit, levels, ok := s.Quotas.Resolve(user, client, k.name)
 		entry := config.Entry{Name: k.name, Source: config.SourceDefault}
@@ -130,7 +130,7 @@ func (q quotaConfigResource) describe(s *Server, snap *meta.Snapshot, name strin
 			entry.Synonyms = append(entry.Synonyms, config.Entry{Name: name, Value: &v, Source: levelSource(l, own, k.name)})
 		}
 		d := &config.Def{Name: k.name, Type: k.typ, Doc: k.doc}
-		out = append(out, configEntry{Entry: entry, def: d})
+		out = append(out, dynconfig.Described{Entry: entry, Def: d})
 	}
 	return out, nil
 }

@@ -6,11 +6,9 @@ package api
 
 import (
 	"context"
-	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"kbroker/internal/config"
 	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
 	"kbroker/internal/wire"
@@ -19,51 +17,14 @@ import (
 
 type topicConfigResource struct{}
 
-func (topicConfigResource) describe(s *Server, snap *meta.Snapshot, name string) ([]configEntry, error) {
+func (topicConfigResource) describe(s *Server, snap *meta.Snapshot, name string) ([]dynconfig.Described, error) {
 	if err := validateTopicName(name); err != nil {
 		return nil, err
 	}
 	if snap.Topics[name] == nil {
 		return nil, newError(kerr.UnknownTopicOrPartition, "")
 	}
-	base := s.topicConfigBase(snap)
-	overrides := snap.TopicConfigs[name]
-	out := make([]configEntry, len(base))
-	for i, e := range base {
-		out[i] = e
-		if v, ok := overrides[e.Name]; ok {
-			out[i].Entry = config.WithTopicOverride(e.Entry, v)
-		}
-	}
-	return out, nil
-}
-
-// topicConfigBase is every topic config resolved without topic overrides,
-// sorted by name. It depends only on the broker-level layers, so it is
-// computed once per snapshot and shared by every topic described.
-func (s *Server) topicConfigBase(snap *meta.Snapshot) []configEntry {
-	if c := s.topicBase.Load(); c != nil && c.snap == snap {
-		return c.entries
-	}
-	out := topicBaseEntries(s.Configs.Layers(snap, ""))
-	s.topicBase.Store(&topicBaseCache{snap: snap, entries: out})
-	return out
-}
-
-// topicBaseEntries resolves every topic config through the broker-level
-// layers, sorted by name.
-func topicBaseEntries(layers config.Layers) []configEntry {
-	var out []configEntry
-	for _, d := range config.Topics.Defs() {
-		out = append(out, configEntry{Entry: config.TopicBase(d, layers), def: d, sensitive: d.Sensitive()})
-	}
-	slices.SortFunc(out, byName)
-	return out
-}
-
-type topicBaseCache struct {
-	snap    *meta.Snapshot
-	entries []configEntry
+	return s.Configs.Topic(snap, name), nil
 }
 
 func (topicConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn, name string, ops []dynconfig.Op, replace, validateOnly bool) error {

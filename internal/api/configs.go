@@ -14,25 +14,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"kbroker/internal/config"
 	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
 	"kbroker/internal/wire"
 )
 
-// configEntry is one described config.
-type configEntry struct {
-	config.Entry
-	def       *config.Def // nil for keys outside the catalog
-	readOnly  bool
-	sensitive bool
-}
-
 // configResource is one config resource type.
 type configResource interface {
 	// describe lists the resource's configs (all of them; the caller
 	// filters by requested key).
-	describe(s *Server, snap *meta.Snapshot, name string) ([]configEntry, error)
+	describe(s *Server, snap *meta.Snapshot, name string) ([]dynconfig.Described, error)
 	// alter applies ops; with replace, the ops are the resource's whole
 	// new override set (legacy AlterConfigs).
 	alter(ctx context.Context, s *Server, c *wire.Conn, name string, ops []dynconfig.Op, replace, validateOnly bool) error

@@ -18,6 +18,7 @@ import (
 	"maps"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"kbroker/internal/auth"
 	"kbroker/internal/config"
@@ -52,6 +53,8 @@ type Configs struct {
 
 	mu       sync.Mutex // guards appliers
 	appliers map[config.Applier]Applier
+
+	topicBase atomic.Pointer[topicBase] // describe.go
 }
 
 // New returns the dynamic configuration of o.Broker and starts waking the
