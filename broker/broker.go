@@ -133,7 +133,7 @@ func (b *Broker) Start() (err error) {
 	}
 	b.configs = dynconfig.New(dynconfig.Options{
 		Broker: b.cfg, Store: b.store, Policy: b.alterPolicy, Passwords: passwords,
-		Logger: b.log, Audit: b.loggers.Logger("kbroker.audit"),
+		Logger: b.log, Audit: b.loggers.Logger("kbroker.audit"), Loggers: b.loggers,
 	})
 	parts := partitions.New(b.cfg, b.store, b.configs, b.logs, b.loggers.Logger("kbroker.partitions"), b.metrics.ForgetTopic)
 	quotas := b.startQuotas()
@@ -147,7 +147,7 @@ func (b *Broker) Start() (err error) {
 	dynamic := &dynamicListeners{b: b, rates: quotas.NewAcceptRates()}
 	handlers := api.New(api.Deps{
 		Broker: b.cfg, ClusterID: clusterID, Store: b.store, Logs: parts, Configs: b.configs, Metrics: b.metrics,
-		Logger: b.loggers.Logger("kbroker.api"), Audit: b.loggers.Logger("kbroker.audit"), Loggers: b.loggers,
+		Logger: b.loggers.Logger("kbroker.api"), Audit: b.loggers.Logger("kbroker.audit"),
 		CreateTopicPolicy: b.createPolicy, Quotas: quotas,
 		Authz: sec.authz, Cluster: b.member,
 	})

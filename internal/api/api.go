@@ -13,7 +13,6 @@ import (
 
 	"kbroker/internal/config"
 	"kbroker/internal/dynconfig"
-	"kbroker/internal/logging"
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
 	"kbroker/internal/partitions"
@@ -57,8 +56,6 @@ type Deps struct {
 	Logger  *slog.Logger
 	// Audit receives one line per applied admin change.
 	Audit *slog.Logger
-	// Loggers are the broker's named loggers (the BROKER_LOGGER resource).
-	Loggers *logging.Loggers
 	// Quotas measures and limits clients (and validates quota changes).
 	Quotas *quota.Manager
 	// CreateTopicPolicy is set by the embedding program; nil allows

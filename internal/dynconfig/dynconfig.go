@@ -22,6 +22,7 @@ import (
 
 	"kbroker/internal/auth"
 	"kbroker/internal/config"
+	"kbroker/internal/logging"
 	"kbroker/internal/meta"
 	"kbroker/policy"
 )
@@ -39,6 +40,9 @@ type Options struct {
 	Logger    *slog.Logger
 	// Audit receives one line per key an applied change altered.
 	Audit *slog.Logger
+	// Loggers are the broker's named loggers (the BROKER_LOGGER
+	// resource).
+	Loggers *logging.Loggers
 }
 
 // Configs is the broker's dynamic configuration.
@@ -50,6 +54,7 @@ type Configs struct {
 	passwords *auth.PasswordEncoder
 	log       *slog.Logger
 	audit     *slog.Logger
+	loggers   *logging.Loggers
 
 	mu       sync.Mutex // guards appliers
 	appliers map[config.Applier]Applier
@@ -62,7 +67,7 @@ type Configs struct {
 func New(o Options) *Configs {
 	c := &Configs{
 		nodeID: strconv.Itoa(int(o.Broker.NodeID)), static: o.Broker.Props, store: o.Store,
-		policy: o.Policy, passwords: o.Passwords, log: o.Logger, audit: o.Audit,
+		policy: o.Policy, passwords: o.Passwords, log: o.Logger, audit: o.Audit, loggers: o.Loggers,
 		appliers: map[config.Applier]Applier{},
 	}
 	o.Store.OnChange(c.changed)
