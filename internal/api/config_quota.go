@@ -1,7 +1,8 @@
 package api
 
-// The USER (7) and CLIENT (6) config resources, as the seed proposes:
-// quotas read and written through DescribeConfigs / AlterConfigs /
+// The USER (7) and CLIENT (6) config resources (numbered as KIP-133
+// proposed them; Apache Kafka serves quotas through the client-quota APIs
+// instead): quotas read and written through DescribeConfigs / AlterConfigs /
 // IncrementalAlterConfigs. Names: "alice", "<default>", and for a (user,
 // client-id) pair a USER named "alice/clients/c1" (any part may be
 // "<default>"); names are sanitized as Kafka does. Alter writes exactly
@@ -33,7 +34,7 @@ import (
 	"kbroker/internal/wire"
 )
 
-// Config resource types of the seed (KIP-133's USER and CLIENT).
+// Config resource types KIP-133 defines for quotas (USER and CLIENT).
 const (
 	configResourceClient kmsg.ConfigResourceType = 6
 	configResourceUser   kmsg.ConfigResourceType = 7
