@@ -127,8 +127,9 @@ func (c *Configs) changed(ev meta.Event) {
 	for _, topic := range ev.ChangedTopicConfigs() {
 		for _, k := range ChangedKeys(ev.Old.TopicConfigs[topic], ev.Cur.TopicConfigs[topic]) {
 			if d := config.Topics.Lookup(k); d != nil {
-				ch := wake(d)
-				if !slices.Contains(ch.Topics, topic) {
+				// Each topic comes once, its keys together: checking the
+				// last one keeps a change of many topics linear.
+				if ch := wake(d); len(ch.Topics) == 0 || ch.Topics[len(ch.Topics)-1] != topic {
 					ch.Topics = append(ch.Topics, topic)
 				}
 			}

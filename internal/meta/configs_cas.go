@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 )
 
 // Config overrides changed with a compare-and-set: the caller reads the
@@ -27,12 +26,16 @@ var ErrConfigsChanged = errors.New("meta: config overrides changed since they we
 
 // ReadConfigs returns one entity's overrides (empty if none) and their
 // version, read from the backend itself rather than from the snapshot, so
-// that on a shared store it sees the other brokers' latest writes.
+// that on a shared store it sees the other brokers' latest writes. The
+// overrides of a topic that does not exist are ErrUnknownTopic.
 func (s *Store) ReadConfigs(ctx context.Context, kind ConfigKind, name string) (map[string]string, ConfigsVersion, error) {
 	key := configKey(kind, name)
 	var raw []byte
 	var present bool
 	if _, err := s.backend.Update(ctx, func(tx Tx) error {
+		if err := topicExists(tx, kind, name); err != nil {
+			return err
+		}
 		raw, present = tx.Get(key)
 		return nil
 	}); err != nil {
@@ -55,28 +58,23 @@ func (s *Store) ReadConfigs(ctx context.Context, kind ConfigKind, name string) (
 func (s *Store) CompareAndSetConfigs(ctx context.Context, kind ConfigKind, name string, version ConfigsVersion, next map[string]string) error {
 	key := configKey(kind, name)
 	return s.Update(ctx, func(tx Tx) error {
-		if kind == TopicConfigs {
-			if _, ok := tx.Get(topicKey(name)); !ok {
-				return fmt.Errorf("%w: %s", ErrUnknownTopic, name)
-			}
+		if err := topicExists(tx, kind, name); err != nil {
+			return err
 		}
-		raw, _ := tx.Get(key)
-		if ConfigsVersion(raw) != version {
+		if raw, _ := tx.Get(key); ConfigsVersion(raw) != version {
 			return ErrConfigsChanged
 		}
-		cur := map[string]string{}
-		if len(raw) > 0 {
-			if err := json.Unmarshal(raw, &cur); err != nil {
-				return fmt.Errorf("decoding %s: %w", key, err)
-			}
-		}
-		switch {
-		case maps.Equal(cur, next):
-		case len(next) == 0:
-			tx.Delete(key)
-		default:
-			putJSON(tx, key, next)
-		}
-		return nil
+		return updateMap(tx, key, func(map[string]string) (map[string]string, error) { return next, nil })
 	})
+}
+
+// topicExists refuses the overrides of a topic that does not exist.
+func topicExists(tx Tx, kind ConfigKind, name string) error {
+	if kind != TopicConfigs {
+		return nil
+	}
+	if _, ok := tx.Get(topicKey(name)); !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownTopic, name)
+	}
+	return nil
 }

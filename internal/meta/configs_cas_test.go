@@ -52,6 +52,9 @@ func TestConfigsCompareAndSet(t *testing.T) {
 			if got := s.Snapshot().BrokerConfigs["1"]; len(got) != 0 {
 				t.Fatalf("snapshot after deleting every override: %v", got)
 			}
+			if _, _, err := s.ReadConfigs(ctx, TopicConfigs, "missing"); !errors.Is(err, ErrUnknownTopic) {
+				t.Fatalf("reading the overrides of a missing topic: %v", err)
+			}
 			if err := s.CompareAndSetConfigs(ctx, TopicConfigs, "missing", "", map[string]string{"a": "1"}); !errors.Is(err, ErrUnknownTopic) {
 				t.Fatalf("overrides of a missing topic: %v", err)
 			}
