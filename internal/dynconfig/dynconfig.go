@@ -10,6 +10,18 @@
 // registers the applier here (Register), and a change wakes only the
 // appliers of the keys it touched: a certificate rotation rebuilds listener
 // security and leaves the partition logs alone.
+//
+// A package that adds dynamic keys (a group coordinator's group.* limits,
+// say) adds an applier name to the catalog (config.ApplyGroups), sets
+// AppliedBy on each of its keys, and registers the applier once at startup:
+//
+//	configs.Register(config.ApplyGroups, dynconfig.Applier{
+//		Apply: func(ch dynconfig.Change) { g.setLimits(configs.Layers(ch.Snap, "")) },
+//		Check: nil, // or a func(dynconfig.Proposal) error run before the change is stored
+//	})
+//
+// A running broker with a dynamic key whose applier is not registered
+// fails its test (Unapplied).
 package dynconfig
 
 import (
