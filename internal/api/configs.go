@@ -10,10 +10,12 @@ package api
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/auth"
 	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
 	"kbroker/internal/wire"
@@ -45,6 +47,33 @@ type resourceKey struct {
 // requester is who sent c's requests, for the audit log.
 func requester(c *wire.Conn) dynconfig.Requester {
 	return dynconfig.Requester{Principal: c.Principal, Client: c.Remote.String()}
+}
+
+// alterResources applies each resource's ops independently and returns one
+// error (or nil) per resource, in request order. It serves both alter APIs.
+func (s *Server) alterResources(ctx context.Context, c *wire.Conn, keys []resourceKey, ops [][]dynconfig.Op, replace, validateOnly bool) []error {
+	count := map[resourceKey]int{}
+	for _, k := range keys {
+		count[k]++
+	}
+	errs := make([]error, len(keys))
+	for i, k := range keys {
+		res := configResources[k.typ]
+		switch {
+		case count[k] > 1:
+			errs[i] = newError(kerr.InvalidRequest, "Each resource must appear at most once.")
+		case res == nil:
+			errs[i] = newError(kerr.InvalidRequest, fmt.Sprintf("Unknown resource type %d", k.typ))
+		default:
+			if errs[i] = s.configResourceAllowed(c, k.typ, k.name, auth.OpAlterConfigs); errs[i] != nil {
+				break
+			}
+			if errs[i] = checkDuplicateKeys(ops[i]); errs[i] == nil {
+				errs[i] = res.alter(ctx, s, c, k.name, ops[i], replace, validateOnly)
+			}
+		}
+	}
+	return errs
 }
 
 // checkDuplicateKeys refuses a resource that names one key twice.
