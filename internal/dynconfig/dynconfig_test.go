@@ -1,11 +1,9 @@
-package dynconfig
+package dynconfig_test
 
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"maps"
-	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -14,37 +12,23 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/config"
+	"kbroker/internal/dynconfig"
+	"kbroker/internal/dynconfig/dynconfigtest"
 	"kbroker/internal/meta"
 	"kbroker/policy"
 )
 
-// newConfigs is broker 1's dynamic configuration over a bbolt store.
-func newConfigs(t *testing.T, alter policy.AlterConfig) (*Configs, *meta.Store) {
-	t.Helper()
-	dir := t.TempDir()
-	b, err := config.NewBroker(config.Properties{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	backend, err := meta.OpenBolt(filepath.Join(dir, "meta.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	discard := slog.New(slog.DiscardHandler)
-	store, err := meta.Open(backend, discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	return New(Options{Broker: b, Store: store, Policy: alter, Logger: discard, Audit: discard}), store
+func newConfigs(t *testing.T, alter policy.AlterConfig) (*dynconfig.Configs, *meta.Store) {
+	b := dynconfigtest.Open(t, alter)
+	return b.Configs, b.Store
 }
 
-func set(key, value string) Op {
-	return Op{Name: key, Kind: kmsg.IncrementalAlterConfigOpSet, Value: &value}
+func set(key, value string) dynconfig.Op {
+	return dynconfig.Op{Name: key, Kind: kmsg.IncrementalAlterConfigOpSet, Value: &value}
 }
 
-func broker(name string, ops ...Op) Alteration {
-	return Alteration{Resource: policy.ConfigResource{Type: policy.Broker, Name: name}, Ops: ops}
+func broker(name string, ops ...dynconfig.Op) dynconfig.Alteration {
+	return dynconfig.Alteration{Resource: policy.ConfigResource{Type: policy.Broker, Name: name}, Ops: ops}
 }
 
 // TestPolicyRunsOutsideTheWriteTransaction: a policy that itself writes to
@@ -86,9 +70,9 @@ func TestPolicyRunsOutsideTheWriteTransaction(t *testing.T) {
 func TestApplierCheckRefusesBeforeAnythingIsStored(t *testing.T) {
 	c, s := newConfigs(t, nil)
 	var applied atomic.Int32
-	c.Register(config.ApplyListenerSecurity, Applier{
-		Apply: func(Change) { applied.Add(1) },
-		Check: func(p Proposal) error {
+	c.Register(config.ApplyListenerSecurity, dynconfig.Applier{
+		Apply: func(dynconfig.Change) { applied.Add(1) },
+		Check: func(p dynconfig.Proposal) error {
 			if p.Next["ssl.keystore.location"] == "/missing.pem" {
 				return errors.New("cannot read /missing.pem")
 			}
@@ -96,7 +80,7 @@ func TestApplierCheckRefusesBeforeAnythingIsStored(t *testing.T) {
 		},
 	})
 	err := c.Alter(context.Background(), broker("1", set("ssl.keystore.location", "/missing.pem")))
-	if !errors.Is(err, ErrInvalidConfig) || err.Error() != "cannot read /missing.pem" {
+	if !errors.Is(err, dynconfig.ErrInvalidConfig) || err.Error() != "cannot read /missing.pem" {
 		t.Fatalf("alter: %v, want INVALID_CONFIG with the applier's reason", err)
 	}
 	if got := s.Snapshot().BrokerConfigs["1"]; len(got) != 0 || applied.Load() != 0 {
@@ -113,9 +97,9 @@ func TestApplierCheckRefusesBeforeAnythingIsStored(t *testing.T) {
 // the file) applies it again; a log default set again wakes no one.
 func TestKeySetAgainRereadsOnlyWhereAsked(t *testing.T) {
 	c, _ := newConfigs(t, nil)
-	var security, logs []Change
-	c.Register(config.ApplyListenerSecurity, Applier{RereadOnSet: true, Apply: func(ch Change) { security = append(security, ch) }})
-	c.Register(config.ApplyLogs, Applier{Apply: func(ch Change) { logs = append(logs, ch) }})
+	var security, logs []dynconfig.Change
+	c.Register(config.ApplyListenerSecurity, dynconfig.Applier{RereadOnSet: true, Apply: func(ch dynconfig.Change) { security = append(security, ch) }})
+	c.Register(config.ApplyLogs, dynconfig.Applier{Apply: func(ch dynconfig.Change) { logs = append(logs, ch) }})
 	ctx := context.Background()
 	for range 2 {
 		if err := c.Alter(ctx, broker("1", set("ssl.keystore.location", "/k.pem"), set("log.retention.ms", "1"))); err != nil {
@@ -136,7 +120,7 @@ func TestUnappliedListsDynamicKeysWithoutAnApplier(t *testing.T) {
 		t.Fatal("no applier registered, yet every dynamic key has one")
 	}
 	for _, a := range []config.Applier{config.ApplyLogs, config.ApplyListenerSecurity, config.ApplyConnectionLimits} {
-		c.Register(a, Applier{Apply: func(Change) {}})
+		c.Register(a, dynconfig.Applier{Apply: func(dynconfig.Change) {}})
 	}
 	if u := c.Unapplied(); len(u) != 0 {
 		t.Errorf("with every applier registered, still unapplied: %v", u)

@@ -3,7 +3,6 @@ package partitions
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 
 	"kbroker/internal/config"
 	"kbroker/internal/dynconfig"
+	"kbroker/internal/dynconfig/dynconfigtest"
 	"kbroker/internal/meta"
 	"kbroker/internal/storage"
 	"kbroker/policy"
@@ -21,27 +21,14 @@ import (
 // reconfigures every open log; a topic override only that topic's.
 func TestConfigChangesReachOnlyTheLogsTheyConcern(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	b, err := config.NewBroker(config.Properties{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	backend, err := meta.OpenBolt(filepath.Join(dir, "meta.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	broker := dynconfigtest.Open(t, nil)
+	b, store, dyn := broker.Config, broker.Store, broker.Configs
 	discard := slog.New(slog.DiscardHandler)
-	store, err := meta.Open(backend, discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	logs, err := storage.OpenManager([]string{dir}, discard)
+	logs, err := storage.OpenManager([]string{broker.Dir}, discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer logs.Close()
-	dyn := dynconfig.New(dynconfig.Options{Broker: b, Store: store, Logger: discard, Audit: discard})
 	var securityWakes atomic.Int64
 	dyn.Register(config.ApplyListenerSecurity, dynconfig.Applier{Apply: func(dynconfig.Change) { securityWakes.Add(1) }})
 	p := New(b, store, dyn, logs, discard)
