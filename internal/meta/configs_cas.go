@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // Config overrides changed with a compare-and-set: the caller reads the
@@ -32,13 +34,20 @@ func (s *Store) ReadConfigs(ctx context.Context, kind ConfigKind, name string) (
 	key := configKey(kind, name)
 	var raw []byte
 	var present bool
-	if _, err := s.backend.Update(ctx, func(tx Tx) error {
+	read := func(tx Tx) error {
 		if err := topicExists(tx, kind, name); err != nil {
 			return err
 		}
 		raw, present = tx.Get(key)
 		return nil
-	}); err != nil {
+	}
+	var err error
+	if r, ok := s.backend.(readOnlyBackend); ok {
+		err = r.view(ctx, read)
+	} else {
+		_, err = s.backend.Update(ctx, read) // writes nothing: etcd commits nothing
+	}
+	if err != nil {
 		return nil, "", err
 	}
 	cur := map[string]string{}
@@ -77,4 +86,20 @@ func topicExists(tx Tx, kind ConfigKind, name string) error {
 		return fmt.Errorf("%w: %s", ErrUnknownTopic, name)
 	}
 	return nil
+}
+
+// readOnlyBackend runs a transaction that only reads without the cost of a
+// write: bbolt commits, and syncs to disk, even a write transaction that
+// wrote nothing.
+type readOnlyBackend interface {
+	view(ctx context.Context, fn func(Tx) error) error
+}
+
+func (b *Bolt) view(ctx context.Context, fn func(Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return b.db.View(func(tx *bolt.Tx) error {
+		return fn(&boltTx{bucket: tx.Bucket(boltKeys)})
+	})
 }
