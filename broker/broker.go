@@ -17,6 +17,7 @@ import (
 	"kbroker/internal/api"
 	"kbroker/internal/cluster"
 	"kbroker/internal/config"
+	"kbroker/internal/dynconfig"
 	"kbroker/internal/logging"
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
@@ -70,12 +71,13 @@ type Broker struct {
 	alterPolicy  policy.AlterConfig
 	createPolicy policy.CreateTopic
 
-	store  *meta.Store
-	member membership
-	logs   *storage.Manager
-	server *wire.Server
-	addrs  []net.Addr
-	mAddr  net.Addr
+	store   *meta.Store
+	configs *dynconfig.Configs
+	member  membership
+	logs    *storage.Manager
+	server  *wire.Server
+	addrs   []net.Addr
+	mAddr   net.Addr
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -125,7 +127,15 @@ func (b *Broker) Start() (err error) {
 	if b.logs, err = storage.OpenManager(b.cfg.LogDirs, b.loggers.Logger("kbroker.storage")); err != nil {
 		return err
 	}
-	parts := partitions.New(b.cfg, b.store, b.logs, b.loggers.Logger("kbroker.partitions"), b.metrics.ForgetTopic)
+	passwords, err := b.passwordEncoder()
+	if err != nil {
+		return err
+	}
+	b.configs = dynconfig.New(dynconfig.Options{
+		Broker: b.cfg, Store: b.store, Policy: b.alterPolicy, Passwords: passwords,
+		Logger: b.log, Audit: b.loggers.Logger("kbroker.audit"), Loggers: b.loggers,
+	})
+	parts := partitions.New(b.cfg, b.store, b.configs, b.logs, b.loggers.Logger("kbroker.partitions"), b.metrics.ForgetTopic)
 	quotas := b.startQuotas()
 	if err := parts.OpenAll(b.store.Snapshot()); err != nil {
 		return err
@@ -134,13 +144,12 @@ func (b *Broker) Start() (err error) {
 	if err != nil {
 		return err
 	}
-	dynamic := &dynamicListeners{b: b, passwords: sec.passwords, rates: quotas.NewAcceptRates()}
+	dynamic := &dynamicListeners{b: b, rates: quotas.NewAcceptRates()}
 	handlers := api.New(api.Deps{
-		Broker: b.cfg, ClusterID: clusterID, Store: b.store, Logs: parts, Metrics: b.metrics,
-		Logger: b.loggers.Logger("kbroker.api"), Audit: b.loggers.Logger("kbroker.audit"), Loggers: b.loggers,
-		AlterConfigPolicy: b.alterPolicy, CreateTopicPolicy: b.createPolicy, Quotas: quotas,
-		Authz: sec.authz, Passwords: sec.passwords, Cluster: b.member,
-		CheckListenerConfigs: dynamic.check, ListenerConfigsAltered: dynamic.reload,
+		Broker: b.cfg, ClusterID: clusterID, Store: b.store, Logs: parts, Configs: b.configs, Metrics: b.metrics,
+		Logger: b.loggers.Logger("kbroker.api"), Audit: b.loggers.Logger("kbroker.audit"),
+		CreateTopicPolicy: b.createPolicy, Quotas: quotas,
+		Authz: sec.authz, Cluster: b.member,
 	})
 	b.server = wire.NewServer(handlers, wire.Options{
 		MaxRequestBytes: b.cfg.SocketRequestMaxBytes,
@@ -157,7 +166,7 @@ func (b *Broker) Start() (err error) {
 		return err
 	}
 	dynamic.server = b.server
-	dynamic.watch()
+	dynamic.register()
 	b.advertiseBoundPorts()
 	// Registered only now that the advertised ports are the bound ones.
 	if err := b.member.Join(ctx, cluster.Registration(b.cfg)); err != nil {

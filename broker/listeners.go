@@ -1,28 +1,26 @@
 package broker
 
 // Dynamic listener configs, applied as Kafka's DynamicBrokerConfig applies
-// its listener reconfigurables:
+// its listener reconfigurables, through two appliers of the dynamic
+// configuration (internal/dynconfig):
 //
-//   - The effective configs are server.properties overlaid with the
-//     cluster-wide dynamic default, then this broker's dynamic configs
-//     (dynamic PASSWORD values decrypted); a listener reads
-//     listener.name.<listener>.<key> before <key> from them.
-//   - TLS key and trust stores and SASL settings (the JAAS lines and so the
-//     PLAIN users, sasl.enabled.mechanisms) are rebuilt on every change to
-//     the dynamic broker configs, and on every alter of this broker's that
-//     names them even with unchanged values (a key store file rewritten in
-//     place), and swapped in for the connections accepted from then on;
-//     open connections keep theirs. A change that would leave
-//     a listener unbuildable (a key that does not match its certificate, an
-//     unreadable key store, a bad JAAS line) is refused with INVALID_CONFIG
-//     before it is stored, so nothing changes.
-//   - max.connection.creation.rate and its listener-scoped form (KIP-612)
-//     hold accepts on the listener while over the rate; max.connections
-//     and its listener-scoped form hold them while over the count, and
-//     max.connections.per.ip with its overrides refuse.
+//   - Listener security: a listener's TLS key and trust stores and SASL
+//     settings (the JAAS lines and so the PLAIN users,
+//     sasl.enabled.mechanisms) are rebuilt when a key it reads changes,
+//     listener.name.<listener>.<key> before <key>, and when an alter of
+//     this broker's configs names one even with an unchanged value (a key
+//     store file rewritten in place), and swapped in for the connections
+//     accepted from then on; open connections keep theirs. A change that
+//     would leave a listener unbuildable (a key that does not match its
+//     certificate, an unreadable key store, a bad JAAS line) is refused
+//     with INVALID_CONFIG before it is stored, so nothing changes.
+//   - Connection limits: max.connection.creation.rate and its
+//     listener-scoped form (KIP-612) hold accepts on the listener while
+//     over the rate; max.connections and its listener-scoped form hold
+//     them while over the count, and max.connections.per.ip with its
+//     overrides refuse.
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -30,9 +28,8 @@ import (
 	"strings"
 	"sync"
 
-	"kbroker/internal/auth"
 	"kbroker/internal/config"
-	"kbroker/internal/meta"
+	"kbroker/internal/dynconfig"
 	"kbroker/internal/quota"
 	"kbroker/internal/wire"
 )
@@ -40,8 +37,8 @@ import (
 // listenerSpecs builds every listener from the effective configs. Dynamic
 // configs stored earlier that no longer build (a key store file gone) are
 // logged and left out, as Kafka ignores invalid dynamic configs at startup.
-func (b *Broker) listenerSpecs(passwords *auth.PasswordEncoder) ([]wire.ListenerSpec, error) {
-	props := b.effectiveProps(b.store.Snapshot(), passwords, nil, nil)
+func (b *Broker) listenerSpecs() ([]wire.ListenerSpec, error) {
+	props := b.configs.BrokerProps(b.store.Snapshot())
 	var specs []wire.ListenerSpec
 	for _, l := range b.cfg.Listeners {
 		sec, err := b.listenerSecurity(props, l)
@@ -55,45 +52,6 @@ func (b *Broker) listenerSpecs(passwords *auth.PasswordEncoder) ([]wire.Listener
 		specs = append(specs, wire.ListenerSpec{Name: l.Name, Protocol: l.SecurityProtocol, Addr: l.Addr(), TLS: sec.TLS, SASL: sec.SASL})
 	}
 	return specs, nil
-}
-
-// effectiveProps overlays server.properties with the cluster-wide dynamic
-// default and this broker's dynamic configs — or, when proposed is set,
-// with proposed in their place (a change being validated, whose fresh keys
-// hold plaintext while the rest is stored encrypted).
-func (b *Broker) effectiveProps(snap *meta.Snapshot, passwords *auth.PasswordEncoder, proposed map[string]string, fresh func(string) bool) config.Properties {
-	own := snap.BrokerConfigs[strconv.Itoa(int(b.cfg.NodeID))]
-	if proposed != nil {
-		own = proposed
-	}
-	if fresh == nil {
-		fresh = func(string) bool { return false }
-	}
-	props := maps.Clone(b.cfg.Props)
-	if props == nil {
-		props = config.Properties{}
-	}
-	for i, level := range []map[string]string{snap.BrokerConfigs[""], own} {
-		plain := func(k string) bool { return i == 1 && proposed != nil && fresh(k) }
-		for k, v := range level {
-			if d := config.Brokers.Lookup(k); d != nil && d.Sensitive() && !plain(k) {
-				var err error
-				if v, err = decodePassword(passwords, v); err != nil {
-					b.log.Warn("dynamic password config cannot be decoded; ignored", "key", k, "err", err)
-					continue
-				}
-			}
-			props[k] = v
-		}
-	}
-	return props
-}
-
-func decodePassword(passwords *auth.PasswordEncoder, v string) (string, error) {
-	if passwords == nil {
-		return "", errors.New("password.encoder.secret is not set")
-	}
-	return passwords.Decode(v)
 }
 
 // acceptLimits reads the connection creation rates (KIP-612): the
@@ -146,56 +104,43 @@ func (b *Broker) protectedListener(props config.Properties) string {
 
 // dynamicListeners applies dynamic listener configs to the running server.
 type dynamicListeners struct {
-	b         *Broker
-	passwords *auth.PasswordEncoder
-	rates     *quota.AcceptRates
-	server    *wire.Server
+	b      *Broker
+	rates  *quota.AcceptRates
+	server *wire.Server
 
-	// mu serializes rebuilds: a reload reads the newest configs once it
-	// holds mu, and a store event for configs newer still is applied after
-	// it, so stale settings never stay swapped in.
+	// mu serializes rebuilds, and each reads the newest configs once it
+	// holds mu: a rebuild for keys set again (on the writer's goroutine)
+	// never swaps in settings older than a store event's.
 	mu sync.Mutex
 }
 
-// watch applies the current configs now and after every change to the
-// dynamic broker configs. The store runs its listeners before a writer's
-// Update returns, so an AlterConfigs answered without error is in effect.
-func (d *dynamicListeners) watch() {
-	d.b.store.OnChange(func(ev meta.Event) {
-		if ev.Full || ev.BrokerConfigsChanged() {
-			d.apply(ev.Cur)
-		}
-	})
-	d.apply(d.b.store.Snapshot())
+// register makes d the listener security and connection limits appliers,
+// and applies the current configs. Registered once the server listens; a
+// change stored before is in the snapshot read here.
+func (d *dynamicListeners) register() {
+	d.b.configs.Register(config.ApplyListenerSecurity, dynconfig.Applier{Apply: d.applySecurity, Check: d.checkSecurity, RereadOnSet: true})
+	d.b.configs.Register(config.ApplyConnectionLimits, dynconfig.Applier{Apply: d.applyLimits})
+	d.applyLimits(dynconfig.Change{Full: true})
+	d.applySecurity(dynconfig.Change{Full: true})
 }
 
-func (d *dynamicListeners) apply(snap *meta.Snapshot) {
+// applyLimits sets the connection limits and creation rates.
+func (d *dynamicListeners) applyLimits(dynconfig.Change) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	props := d.b.effectiveProps(snap, d.passwords, nil, nil)
+	props := d.b.configs.BrokerProps(d.b.store.Snapshot())
 	d.rates.Set(d.b.acceptLimits(props))
 	d.server.SetLimits(d.b.connectionLimits(props))
-	d.applySecurity(props, func(string) bool { return true })
-}
-
-// reload rebuilds the security of the listeners that read any of keys, a
-// stored alter of this broker's configs: as Kafka does, a key store
-// altered to the path it already has is read again, the file may have
-// changed, though the stored value has not and no change event comes.
-func (d *dynamicListeners) reload(keys []string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	props := d.b.effectiveProps(d.b.store.Snapshot(), d.passwords, nil, nil)
-	d.applySecurity(props, func(listener string) bool {
-		return slices.ContainsFunc(keys, func(k string) bool { return securityKeyOf(listener, k) })
-	})
 }
 
 // applySecurity rebuilds the TLS and SASL settings of the listeners that
-// rebuild says from props and swaps them in. The caller holds d.mu.
-func (d *dynamicListeners) applySecurity(props config.Properties, rebuild func(listener string) bool) {
+// read a key the change touched, and swaps them in.
+func (d *dynamicListeners) applySecurity(ch dynconfig.Change) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	props := d.b.configs.BrokerProps(d.b.store.Snapshot())
 	for _, l := range d.b.cfg.Listeners {
-		if l.SecurityProtocol == "PLAINTEXT" || !rebuild(l.Name) {
+		if l.SecurityProtocol == "PLAINTEXT" || !(ch.Full || readsAny(l.Name, ch.Keys)) {
 			continue
 		}
 		sec, err := d.b.listenerSecurity(props, l)
@@ -210,34 +155,24 @@ func (d *dynamicListeners) applySecurity(props config.Properties, rebuild func(l
 	}
 }
 
-// check is the validation of a change to this broker's dynamic configs:
-// every listener whose security the change touches must build from the
-// configs it would leave. fresh says which keys of next the change sets.
-func (d *dynamicListeners) check(next map[string]string, fresh func(string) bool) error {
-	snap := d.b.store.Snapshot()
-	cur := d.b.effectiveProps(snap, d.passwords, nil, nil)
-	props := d.b.effectiveProps(snap, d.passwords, next, fresh)
+// checkSecurity is the validation of a change to this broker's dynamic
+// configs: every listener whose security the change touches must build
+// from the configs it would leave.
+func (d *dynamicListeners) checkSecurity(p dynconfig.Proposal) error {
 	for _, l := range d.b.cfg.Listeners {
-		if l.SecurityProtocol == "PLAINTEXT" || !touchesSecurity(l.Name, cur, props, fresh) {
+		if l.SecurityProtocol == "PLAINTEXT" || !readsAny(l.Name, p.Keys) {
 			continue
 		}
-		if _, err := d.b.listenerSecurity(props, l); err != nil {
+		if _, err := d.b.listenerSecurity(p.Next, l); err != nil {
 			return fmt.Errorf("Validation of dynamic config update of listener %s failed: %v", l.Name, err)
 		}
 	}
 	return nil
 }
 
-// touchesSecurity reports whether a listener's TLS or SASL settings differ
-// between cur and next, or are set again (a key store location set to its
-// own path is checked too: its file may have changed).
-func touchesSecurity(listener string, cur, next config.Properties, fresh func(string) bool) bool {
-	for _, k := range unionKeys(cur, next) {
-		if securityKeyOf(listener, k) && (cur[k] != next[k] || fresh(k)) {
-			return true
-		}
-	}
-	return false
+// readsAny reports whether listener's TLS or SASL settings read one of keys.
+func readsAny(listener string, keys []string) bool {
+	return slices.ContainsFunc(keys, func(k string) bool { return securityKeyOf(listener, k) })
 }
 
 // securityKeyOf reports whether key is a TLS or SASL setting that listener
@@ -252,17 +187,4 @@ func securityKeyOf(listener, key string) bool {
 		key = scoped
 	}
 	return strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.") || strings.HasSuffix(key, ".sasl.jaas.config")
-}
-
-func unionKeys(a, b config.Properties) []string {
-	var out []string
-	for k := range a {
-		out = append(out, k)
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			out = append(out, k)
-		}
-	}
-	return out
 }

@@ -32,8 +32,17 @@ import (
 type security struct {
 	specs     []wire.ListenerSpec
 	authz     *api.Authorization
-	passwords *auth.PasswordEncoder
 	maxReauth time.Duration
+}
+
+// passwordEncoder is the encoder of dynamic PASSWORD configs, or nil when
+// password.encoder.secret is not set.
+func (b *Broker) passwordEncoder() (*auth.PasswordEncoder, error) {
+	secret := strings.TrimSpace(b.cfg.Props["password.encoder.secret"])
+	if secret == "" {
+		return nil, nil
+	}
+	return auth.NewPasswordEncoder(secret)
 }
 
 func (b *Broker) startSecurity(ctx context.Context) (*security, error) {
@@ -43,12 +52,7 @@ func (b *Broker) startSecurity(ctx context.Context) (*security, error) {
 	if ms, _ := strconv.ParseInt(config.BrokerValue("connections.max.reauth.ms", config.Layers{Static: props}), 10, 64); ms > 0 {
 		sec.maxReauth = time.Duration(ms) * time.Millisecond
 	}
-	if secret := strings.TrimSpace(props["password.encoder.secret"]); secret != "" {
-		if sec.passwords, err = auth.NewPasswordEncoder(secret); err != nil {
-			return nil, err
-		}
-	}
-	if sec.specs, err = b.listenerSpecs(sec.passwords); err != nil {
+	if sec.specs, err = b.listenerSpecs(); err != nil {
 		return nil, err
 	}
 	if sec.authz, err = b.startAuthorizer(); err != nil {

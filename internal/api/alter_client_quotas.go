@@ -15,13 +15,10 @@ package api
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"kbroker/internal/quota"
 	"kbroker/internal/wire"
 )
 
@@ -78,104 +75,4 @@ func handleAlterClientQuotas(ctx context.Context, s *Server, c *wire.Conn, r *wi
 		resp.Entries = append(resp.Entries, re)
 	}
 	return resp, nil
-}
-
-// quotaOp sets or removes one key.
-type quotaOp struct {
-	key    string
-	value  float64
-	remove bool
-}
-
-// quotaChange is the ops requested for one entity.
-type quotaChange struct {
-	path string
-	ops  []quotaOp
-}
-
-// alterQuotas applies each entity's ops (also used by the USER and CLIENT
-// config resources, one entity at a time): each entity is validated on its
-// own, then all valid ones are written in one transaction. It returns one
-// error (or nil) per change.
-func (s *Server) alterQuotas(ctx context.Context, c *wire.Conn, changes []quotaChange, validateOnly bool) []error {
-	errs := make([]error, len(changes))
-	var paths []string
-	var at []int
-	for i, ch := range changes {
-		if errs[i] = checkQuotaOps(ch.path, ch.ops); errs[i] == nil {
-			paths = append(paths, ch.path)
-			at = append(at, i)
-		}
-	}
-	if len(paths) == 0 {
-		return errs
-	}
-	before := make([]map[string]float64, len(paths))
-	after := make([]map[string]float64, len(paths))
-	entityErrs, err := s.Store.UpdateQuotas(ctx, paths, func(j int, cur map[string]float64) (map[string]float64, error) {
-		next := map[string]float64{}
-		for k, v := range cur {
-			next[k] = v
-		}
-		for _, op := range changes[at[j]].ops {
-			if op.remove {
-				delete(next, op.key)
-			} else {
-				next[op.key] = op.value
-			}
-		}
-		if err := s.Quotas.ValidateChanges(quota.Overrides{paths[j]: next}); err != nil {
-			return nil, newError(kerr.InvalidRequest, err.Error())
-		}
-		if validateOnly {
-			return nil, errValidateOnly
-		}
-		before[j], after[j] = cur, next
-		return next, nil
-	})
-	for j, i := range at {
-		switch {
-		case err != nil:
-			errs[i] = err
-		case errors.Is(entityErrs[j], errValidateOnly):
-		case entityErrs[j] != nil:
-			errs[i] = entityErrs[j]
-		default:
-			s.auditQuotaChange(c, paths[j], before[j], after[j])
-		}
-	}
-	return errs
-}
-
-// checkQuotaOps validates one entity's ops before anything is written.
-func checkQuotaOps(path string, ops []quotaOp) error {
-	seen := map[string]bool{}
-	for _, op := range ops {
-		if seen[op.key] {
-			return newError(kerr.InvalidRequest, fmt.Sprintf("Duplicate quota key %s in entity", op.key))
-		}
-		seen[op.key] = true
-		value := op.value
-		if op.remove {
-			value = 1 // a removal names a key but carries no value to check
-		}
-		if err := quota.ValidateKey(path, op.key, value); err != nil {
-			return newError(kerr.InvalidRequest, err.Error())
-		}
-	}
-	return nil
-}
-
-// auditQuotaChange logs each changed quota key once.
-func (s *Server) auditQuotaChange(c *wire.Conn, path string, before, after map[string]float64) {
-	for _, k := range unionKeys(before, after) {
-		old, hadOld := before[k]
-		cur, hasNew := after[k]
-		if hadOld == hasNew && old == cur {
-			continue
-		}
-		s.Audit.Info("quota changed", "principal", c.Principal, "client", c.Remote.String(),
-			"resource_type", "quota", "resource", path, "key", k,
-			"old", orNull(fmt.Sprint(old), hadOld), "new", orNull(fmt.Sprint(cur), hasNew))
-	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/dynconfig"
 	"kbroker/internal/wire"
 )
 
@@ -24,11 +25,11 @@ func handleAlterConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 	req := r.Body.(*kmsg.AlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
 	keys := make([]resourceKey, len(req.Resources))
-	ops := make([][]configOp, len(req.Resources))
+	ops := make([][]dynconfig.Op, len(req.Resources))
 	for i, rr := range req.Resources {
 		keys[i] = resourceKey{rr.ResourceType, rr.ResourceName}
 		for _, cfg := range rr.Configs {
-			ops[i] = append(ops[i], configOp{name: cfg.Name, op: kmsg.IncrementalAlterConfigOpSet, value: cfg.Value})
+			ops[i] = append(ops[i], dynconfig.Op{Name: cfg.Name, Kind: kmsg.IncrementalAlterConfigOpSet, Value: cfg.Value})
 		}
 	}
 	for i, err := range s.alterResources(ctx, c, keys, ops, true, req.ValidateOnly) {

@@ -11,9 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"kbroker/internal/auth"
 	"kbroker/internal/config"
-	"kbroker/internal/logging"
+	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
 	"kbroker/internal/partitions"
@@ -50,35 +49,24 @@ type Deps struct {
 	ClusterID string
 	Store     *meta.Store
 	Logs      *partitions.Partitions
-	Metrics   *metrics.Broker
-	Logger    *slog.Logger
+	// Configs is the dynamic configuration: effective values, and every
+	// change of a topic's or broker's configs.
+	Configs *dynconfig.Configs
+	Metrics *metrics.Broker
+	Logger  *slog.Logger
 	// Audit receives one line per applied admin change.
 	Audit *slog.Logger
-	// Loggers are the broker's named loggers (the BROKER_LOGGER resource).
-	Loggers *logging.Loggers
 	// Quotas measures and limits clients (and validates quota changes).
 	Quotas *quota.Manager
-	// Policies set by the embedding program; nil allows everything.
-	AlterConfigPolicy policy.AlterConfig
+	// CreateTopicPolicy is set by the embedding program; nil allows
+	// everything. (The alter-config policy is the dynamic configuration's.)
 	CreateTopicPolicy policy.CreateTopic
 	// Authz is the ACL authorizer; nil when authorizer.class.name is empty
 	// (everything allowed, ACL APIs answer SECURITY_DISABLED). authorize.go.
 	Authz *Authorization
-	// Passwords encrypts dynamic PASSWORD configs at rest
-	// (password.encoder.secret); nil refuses to store them.
-	Passwords *auth.PasswordEncoder
 	// Cluster names the elected controller (internal/cluster); nil: this
 	// broker. The live brokers are in the snapshot.
 	Cluster Controller
-	// CheckListenerConfigs vets a change to this broker's dynamic configs
-	// (next, the whole resulting set; fresh, the keys the change sets, in
-	// plaintext, the others as stored) against the listeners it would
-	// rebuild: TLS key pairs, trust stores, JAAS lines. Nil: no check.
-	CheckListenerConfigs func(next map[string]string, fresh func(key string) bool) error
-	// ListenerConfigsAltered is told the keys of every alter of this
-	// broker's dynamic configs once it is stored, unchanged values
-	// included, so listeners re-read the files they name. Nil: no one.
-	ListenerConfigsAltered func(keys []string)
 }
 
 // Controller reports the elected controller's id (-1 while unknown).
@@ -88,7 +76,6 @@ type Controller interface{ Controller() int32 }
 type Server struct {
 	Deps
 	producerIDs producerIDs
-	topicBase   atomic.Pointer[topicBaseCache]
 	// quotaListings is the last DescribeClientQuotas listing built.
 	quotaListings atomic.Pointer[quotaListing]
 }

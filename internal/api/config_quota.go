@@ -1,7 +1,8 @@
 package api
 
-// The USER (7) and CLIENT (6) config resources, as the seed proposes:
-// quotas read and written through DescribeConfigs / AlterConfigs /
+// The USER (7) and CLIENT (6) config resources (numbered as KIP-133
+// proposed them; Apache Kafka serves quotas through the client-quota APIs
+// instead): quotas read and written through DescribeConfigs / AlterConfigs /
 // IncrementalAlterConfigs. Names: "alice", "<default>", and for a (user,
 // client-id) pair a USER named "alice/clients/c1" (any part may be
 // "<default>"); names are sanitized as Kafka does. Alter writes exactly
@@ -19,6 +20,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -27,12 +29,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/config"
+	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
 	"kbroker/internal/quota"
 	"kbroker/internal/wire"
 )
 
-// Config resource types of the seed (KIP-133's USER and CLIENT).
+// Config resource types KIP-133 defines for quotas (USER and CLIENT).
 const (
 	configResourceClient kmsg.ConfigResourceType = 6
 	configResourceUser   kmsg.ConfigResourceType = 7
@@ -91,7 +94,7 @@ func (q quotaConfigResource) entity(name string) (quotaEntity, error) {
 	return e, err
 }
 
-func (q quotaConfigResource) describe(s *Server, snap *meta.Snapshot, name string) ([]configEntry, error) {
+func (q quotaConfigResource) describe(s *Server, snap *meta.Snapshot, name string) ([]dynconfig.Described, error) {
 	e, err := q.entity(name)
 	if err != nil {
 		return nil, err
@@ -111,7 +114,7 @@ func (q quotaConfigResource) describe(s *Server, snap *meta.Snapshot, name strin
 		}
 	}
 	own := snap.Quotas[e.path()]
-	var out []configEntry
+	var out []dynconfig.Described
 	for _, k := range quotaKeys {
 		limit, levels, ok := s.Quotas.Resolve(user, client, k.name)
 		entry := config.Entry{Name: k.name, Source: config.SourceDefault}
@@ -129,7 +132,7 @@ func (q quotaConfigResource) describe(s *Server, snap *meta.Snapshot, name strin
 			entry.Synonyms = append(entry.Synonyms, config.Entry{Name: name, Value: &v, Source: levelSource(l, own, k.name)})
 		}
 		d := &config.Def{Name: k.name, Type: k.typ, Doc: k.doc}
-		out = append(out, configEntry{Entry: entry, def: d})
+		out = append(out, dynconfig.Described{Entry: entry, Def: d})
 	}
 	return out, nil
 }
@@ -146,7 +149,7 @@ func levelSource(l quota.Level, own map[string]float64, key string) config.Sourc
 	return config.SourceDynamicDefaultBroker
 }
 
-func (q quotaConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn, name string, ops []configOp, replace, validateOnly bool) error {
+func (q quotaConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn, name string, ops []dynconfig.Op, replace, validateOnly bool) error {
 	e, err := q.entity(name)
 	if err != nil {
 		return err
@@ -159,20 +162,20 @@ func (q quotaConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn,
 	}
 	for _, op := range ops {
 		var qop quotaOp
-		switch op.op {
+		switch op.Kind {
 		case kmsg.IncrementalAlterConfigOpSet:
-			if op.value == nil {
-				return newError(kerr.InvalidRequest, "Null value not supported for : "+op.name)
+			if op.Value == nil {
+				return newError(kerr.InvalidRequest, "Null value not supported for : "+op.Name)
 			}
-			v, err := strconv.ParseFloat(strings.TrimSpace(*op.value), 64)
+			v, err := strconv.ParseFloat(strings.TrimSpace(*op.Value), 64)
 			if err != nil {
-				return newError(kerr.InvalidConfig, fmt.Sprintf("Invalid value %s for configuration %s: Not a number", *op.value, op.name))
+				return newError(kerr.InvalidConfig, fmt.Sprintf("Invalid value %s for configuration %s: Not a number", *op.Value, op.Name))
 			}
-			qop = quotaOp{key: op.name, value: v}
+			qop = quotaOp{key: op.Name, value: v}
 		case kmsg.IncrementalAlterConfigOpDelete:
-			qop = quotaOp{key: op.name, remove: true}
+			qop = quotaOp{key: op.Name, remove: true}
 		default:
-			return newError(kerr.InvalidConfig, fmt.Sprintf("Can't %s to key %s because its type is not LIST.", opVerb(op.op), op.name))
+			return dynconfig.NotAList(op)
 		}
 		qops = replaceQuotaOp(qops, qop)
 	}
@@ -188,4 +191,104 @@ func replaceQuotaOp(ops []quotaOp, op quotaOp) []quotaOp {
 		}
 	}
 	return append(ops, op)
+}
+
+// errValidateOnly aborts a store transaction after everything validated.
+var errValidateOnly = errors.New("validate only")
+
+// quotaOp sets or removes one key.
+type quotaOp struct {
+	key    string
+	value  float64
+	remove bool
+}
+
+// quotaChange is the ops requested for one entity.
+type quotaChange struct {
+	path string
+	ops  []quotaOp
+}
+
+// alterQuotas applies each entity's ops, for AlterClientQuotas and for the
+// USER and CLIENT config resources (one entity at a time): each entity is
+// validated on its own, then all valid ones are written in one transaction.
+// It returns one error (or nil) per change.
+func (s *Server) alterQuotas(ctx context.Context, c *wire.Conn, changes []quotaChange, validateOnly bool) []error {
+	errs := make([]error, len(changes))
+	var paths []string
+	var at []int
+	for i, ch := range changes {
+		if errs[i] = checkQuotaOps(ch.path, ch.ops); errs[i] == nil {
+			paths = append(paths, ch.path)
+			at = append(at, i)
+		}
+	}
+	if len(paths) == 0 {
+		return errs
+	}
+	before := make([]map[string]float64, len(paths))
+	after := make([]map[string]float64, len(paths))
+	entityErrs, err := s.Store.UpdateQuotas(ctx, paths, func(j int, cur map[string]float64) (map[string]float64, error) {
+		next := map[string]float64{}
+		for k, v := range cur {
+			next[k] = v
+		}
+		for _, op := range changes[at[j]].ops {
+			if op.remove {
+				delete(next, op.key)
+			} else {
+				next[op.key] = op.value
+			}
+		}
+		if err := s.Quotas.ValidateChanges(quota.Overrides{paths[j]: next}); err != nil {
+			return nil, newError(kerr.InvalidRequest, err.Error())
+		}
+		if validateOnly {
+			return nil, errValidateOnly
+		}
+		before[j], after[j] = cur, next
+		return next, nil
+	})
+	for j, i := range at {
+		switch {
+		case err != nil:
+			errs[i] = err
+		case errors.Is(entityErrs[j], errValidateOnly):
+		case entityErrs[j] != nil:
+			errs[i] = entityErrs[j]
+		default:
+			s.auditQuotaChange(c, paths[j], before[j], after[j])
+		}
+	}
+	return errs
+}
+
+// checkQuotaOps validates one entity's ops before anything is written.
+func checkQuotaOps(path string, ops []quotaOp) error {
+	seen := map[string]bool{}
+	for _, op := range ops {
+		if seen[op.key] {
+			return newError(kerr.InvalidRequest, fmt.Sprintf("Duplicate quota key %s in entity", op.key))
+		}
+		seen[op.key] = true
+		value := op.value
+		if op.remove {
+			value = 1 // a removal names a key but carries no value to check
+		}
+		if err := quota.ValidateKey(path, op.key, value); err != nil {
+			return newError(kerr.InvalidRequest, err.Error())
+		}
+	}
+	return nil
+}
+
+// auditQuotaChange logs each changed quota key once.
+func (s *Server) auditQuotaChange(c *wire.Conn, path string, before, after map[string]float64) {
+	for _, k := range dynconfig.ChangedKeys(before, after) {
+		old, hadOld := before[k]
+		cur, hasNew := after[k]
+		s.Audit.Info("quota changed", "principal", c.Principal, "client", c.Remote.String(),
+			"resource_type", "quota", "resource", path, "key", k,
+			"old", dynconfig.OrNull(fmt.Sprint(old), hadOld), "new", dynconfig.OrNull(fmt.Sprint(cur), hasNew))
+	}
 }

@@ -127,7 +127,7 @@ func (s *Server) describeCreated(c *wire.Conn, snap *meta.Snapshot, spec *topicS
 		return
 	}
 	st.NumPartitions, st.ReplicationFactor = spec.partitions, spec.replicationFactor
-	layers := s.Logs.Layers(snap, spec.name)
+	layers := s.Configs.Layers(snap, spec.name)
 	layers.Topic = spec.configs
 	for _, d := range config.Topics.Defs() {
 		e := config.ResolveTopic(d, layers)

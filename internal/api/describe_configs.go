@@ -15,13 +15,13 @@ package api
 import (
 	"context"
 	"slices"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/auth"
 	"kbroker/internal/config"
+	"kbroker/internal/dynconfig"
 	"kbroker/internal/wire"
 )
 
@@ -50,12 +50,12 @@ func handleDescribeConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire
 			// Every config of a topic: rendered while encoding (see
 			// topicConfigRenderer), the case that scales to thousands.
 			if resp.topics == nil {
-				resp.topics = newTopicConfigRenderer(req, s.topicConfigBase(snap))
+				resp.topics = newTopicConfigRenderer(req, s.Configs.TopicBase(snap))
 			}
 			resp.resources = append(resp.resources, describedResource{topic: rr.ResourceName, overrides: snap.TopicConfigs[rr.ResourceName]})
 			continue
 		}
-		var entries []configEntry
+		var entries []dynconfig.Described
 		if err == nil {
 			entries, err = configResources[rr.ResourceType].describe(s, snap, rr.ResourceName)
 		}
@@ -64,8 +64,8 @@ func handleDescribeConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire
 			resp.resources = append(resp.resources, describedResource{res: &res})
 			continue
 		}
-		if !slices.IsSortedFunc(entries, byName) {
-			slices.SortFunc(entries, byName)
+		if !slices.IsSortedFunc(entries, dynconfig.ByName) {
+			slices.SortFunc(entries, dynconfig.ByName)
 		}
 		for _, e := range entries {
 			if len(rr.ConfigNames) > 0 && !slices.Contains(rr.ConfigNames, e.Name) {
@@ -117,7 +117,7 @@ func (r *describeConfigsResponse) AppendTo(dst []byte) []byte {
 // those bytes, and its overrides rendered in their place.
 type topicConfigRenderer struct {
 	req      *kmsg.DescribeConfigsRequest
-	base     []configEntry // topicConfigBase: sorted by name
+	base     []dynconfig.Described // dynconfig TopicBase: sorted by name
 	position map[string]int
 	encoded  []byte // base entries encoded back to back
 	offsets  []int  // entry i is encoded[offsets[i]:offsets[i+1]]
@@ -134,7 +134,7 @@ type topicOverride struct {
 	value    string
 }
 
-func newTopicConfigRenderer(req *kmsg.DescribeConfigsRequest, base []configEntry) *topicConfigRenderer {
+func newTopicConfigRenderer(req *kmsg.DescribeConfigsRequest, base []dynconfig.Described) *topicConfigRenderer {
 	t := &topicConfigRenderer{req: req, base: base, position: make(map[string]int, len(base))}
 	t.header, t.headerRes = oneResourceEncoder(req.Version, 1)
 	t.headerRes.ResourceType = kmsg.ConfigResourceTypeTopic
@@ -165,7 +165,7 @@ func oneResourceEncoder(version int16, depth int) (*elementEncoder, *kmsg.Descri
 }
 
 // encodeConfig renders and encodes one entry; valid until the next call.
-func (t *topicConfigRenderer) encodeConfig(e configEntry) []byte {
+func (t *topicConfigRenderer) encodeConfig(e dynconfig.Described) []byte {
 	t.configRes.Configs[0] = describedConfig(t.req, e)
 	return t.config.element()
 }
@@ -195,23 +195,21 @@ func (t *topicConfigRenderer) appendTopic(dst []byte, name string, overrides map
 	return configs.close(dst)
 }
 
-func byName(a, b configEntry) int { return strings.Compare(a.Name, b.Name) }
-
 // describedConfig renders one entry for the request's version and options.
-func describedConfig(req *kmsg.DescribeConfigsRequest, e configEntry) kmsg.DescribeConfigsResponseResourceConfig {
+func describedConfig(req *kmsg.DescribeConfigsRequest, e dynconfig.Described) kmsg.DescribeConfigsResponseResourceConfig {
 	rc := kmsg.NewDescribeConfigsResponseResourceConfig()
 	rc.Name = e.Name
-	rc.ReadOnly = e.readOnly
-	rc.IsSensitive = e.sensitive
+	rc.ReadOnly = e.ReadOnly
+	rc.IsSensitive = e.Sensitive
 	rc.Source = kmsg.ConfigSource(e.Source)
 	rc.IsDefault = e.Source == config.SourceDefault
-	if !e.sensitive {
+	if !e.Sensitive {
 		rc.Value = e.Value
 	}
-	if e.def != nil {
-		rc.ConfigType = kmsg.ConfigType(e.def.Type)
-		if req.IncludeDocumentation && e.def.Doc != "" {
-			doc := e.def.Doc
+	if e.Def != nil {
+		rc.ConfigType = kmsg.ConfigType(e.Def.Type)
+		if req.IncludeDocumentation && e.Def.Doc != "" {
+			doc := e.Def.Doc
 			rc.Documentation = &doc
 		}
 	}
@@ -219,7 +217,7 @@ func describedConfig(req *kmsg.DescribeConfigsRequest, e configEntry) kmsg.Descr
 		for _, syn := range e.Synonyms {
 			rs := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
 			rs.Name, rs.Source = syn.Name, kmsg.ConfigSource(syn.Source)
-			if !e.sensitive {
+			if !e.Sensitive {
 				rs.Value = syn.Value
 			}
 			rc.ConfigSynonyms = append(rc.ConfigSynonyms, rs)

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kbroker/internal/auth"
+	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
 	"kbroker/internal/storage"
 )
@@ -40,6 +41,9 @@ var errorTable = []struct {
 	{auth.ErrTooFewIterations, kerr.UnacceptableCredential},
 	{auth.ErrTooManyIterations, kerr.UnacceptableCredential},
 	{auth.ErrInvalidACL, kerr.InvalidRequest},
+	{dynconfig.ErrInvalidConfig, kerr.InvalidConfig},
+	{dynconfig.ErrInvalidRequest, kerr.InvalidRequest},
+	{dynconfig.ErrPolicyViolation, kerr.PolicyViolation},
 	// The metadata store (etcd) unreachable or contended: the client retries.
 	{meta.ErrUnavailable, kerr.RequestTimedOut},
 	{meta.ErrConflict, kerr.RequestTimedOut},

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/config"
+	"kbroker/internal/dynconfig"
 )
 
 // The spliced DescribeConfigs encoding must be byte for byte what kmsg
@@ -21,7 +22,7 @@ func TestDescribeConfigsSplicedEncodingIsKmsgEncoding(t *testing.T) {
 		ClusterDefault: map[string]string{"log.retention.ms": "7200000"},
 		Static:         config.Properties{"log.retention.hours": "5", "compression.type": "zstd"},
 	}
-	base := topicBaseEntries(layers)
+	base := dynconfig.ResolveTopicBase(layers)
 	overrides := []map[string]string{
 		nil,
 		{"retention.ms": "60000", "cleanup.policy": "compact", "max.message.bytes": "12345"},

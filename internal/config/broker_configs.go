@@ -8,13 +8,16 @@ var Brokers = newCatalog(append([]*Def{
 		Doc: "This broker's id in the cluster."},
 	{Name: "broker.id", Type: TypeInt, NoDefault: true, Check: atLeast(0), Mode: ReadOnly,
 		Doc: "Older name of node.id; used when node.id is not set."},
-	{Name: "listeners", Type: TypeString, Default: "PLAINTEXT://127.0.0.1:9092", Mode: PerBroker,
-		Doc: "Comma-separated NAME://host:port addresses the broker listens on. An empty host listens on all interfaces."},
-	{Name: "advertised.listeners", Type: TypeString, NoDefault: true, Mode: PerBroker,
-		Doc: "Addresses given to clients in Metadata, by listener name; defaults to listeners."},
-	{Name: "listener.security.protocol.map", Type: TypeString, Mode: PerBroker,
+	// Kafka lets listeners, advertised.listeners and the protocol map
+	// change per broker at runtime (adding or removing a listener);
+	// kbroker binds its listeners once, at startup.
+	{Name: "listeners", Type: TypeString, Default: "PLAINTEXT://127.0.0.1:9092", Mode: ReadOnly,
+		Doc: "Comma-separated NAME://host:port addresses the broker listens on. An empty host listens on all interfaces. Read only in kbroker (Kafka can change it per broker)."},
+	{Name: "advertised.listeners", Type: TypeString, NoDefault: true, Mode: ReadOnly,
+		Doc: "Addresses given to clients in Metadata, by listener name; defaults to listeners. Read only in kbroker (Kafka can change it per broker)."},
+	{Name: "listener.security.protocol.map", Type: TypeString, Mode: ReadOnly,
 		Default: "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT",
-		Doc:     "Security protocol of each listener name."},
+		Doc:     "Security protocol of each listener name. Read only in kbroker (Kafka can change it per broker)."},
 	{Name: "log.dirs", Type: TypeString, NoDefault: true, Mode: ReadOnly,
 		Doc: "Comma-separated directories holding partition logs and the metadata store; defaults to log.dir."},
 	{Name: "log.dir", Type: TypeString, Default: "./data", Mode: ReadOnly,
@@ -31,21 +34,24 @@ var Brokers = newCatalog(append([]*Def{
 		Doc: "Retention in hours, used when log.retention.ms and log.retention.minutes are not set."},
 	{Name: "log.retention.minutes", Type: TypeInt, NoDefault: true, Mode: ReadOnly,
 		Doc: "Retention in minutes, used when log.retention.ms is not set."},
-	{Name: "log.retention.ms", Type: TypeLong, NoDefault: true, Mode: ClusterWide,
+	{Name: "log.retention.ms", Type: TypeLong, NoDefault: true, Mode: ClusterWide, AppliedBy: ApplyLogs,
 		Doc: "Retention in milliseconds; -1 keeps records forever."},
 	{Name: "log.roll.hours", Type: TypeInt, Default: "168", Check: atLeast(1), Mode: ReadOnly,
 		Doc: "Segment age in hours before rolling, used when log.roll.ms is not set."},
 	// The checks of the broker keys that supply a topic config's default
 	// are the topic config's own (segment.ms ≥ 1, …): Kafka would refuse to
 	// build the topics' LogConfig from anything else.
-	{Name: "log.roll.ms", Type: TypeLong, NoDefault: true, Check: atLeast(1), Mode: ClusterWide,
+	{Name: "log.roll.ms", Type: TypeLong, NoDefault: true, Check: atLeast(1), Mode: ClusterWide, AppliedBy: ApplyLogs,
 		Doc: "Segment age in milliseconds before rolling."},
 	{Name: "log.roll.jitter.hours", Type: TypeInt, Default: "0", Check: atLeast(0), Mode: ReadOnly,
 		Doc: "Roll jitter in hours, used when log.roll.jitter.ms is not set."},
-	{Name: "log.roll.jitter.ms", Type: TypeLong, NoDefault: true, Check: atLeast(0), Mode: ClusterWide,
+	{Name: "log.roll.jitter.ms", Type: TypeLong, NoDefault: true, Check: atLeast(0), Mode: ClusterWide, AppliedBy: ApplyLogs,
 		Doc: "Roll jitter in milliseconds."},
-	{Name: "log.flush.interval.ms", Type: TypeLong, NoDefault: true, Check: atLeast(0), Mode: ClusterWide,
+	{Name: "log.flush.interval.ms", Type: TypeLong, NoDefault: true, Check: atLeast(0), Mode: ClusterWide, AppliedBy: ApplyLogs,
 		Doc: "Force an fsync after this much time; unset leaves it to log.flush.scheduler.interval.ms."},
+	// Kafka's log flusher checks every log this often; read only there too.
+	{Name: "log.flush.scheduler.interval.ms", Type: TypeLong, Default: maxLong, Check: atLeast(0), Mode: ReadOnly,
+		Doc: "How often logs are checked for a flush due by flush.ms; also flush.ms's default when log.flush.interval.ms is not set."},
 	{Name: "log.retention.check.interval.ms", Type: TypeLong, Default: "300000", Check: atLeast(1), Mode: ReadOnly,
 		Doc: "How often retention is applied to every partition."},
 	{Name: "connections.max.idle.ms", Type: TypeLong, Default: "600000", Mode: ReadOnly,
@@ -57,7 +63,7 @@ var Brokers = newCatalog(append([]*Def{
 	{Name: "broker.rack", Type: TypeString, NoDefault: true, Mode: ReadOnly,
 		Doc: "Rack of this broker, for rack-aware placement."},
 	{Name: "client.quota.subquota.mode", Type: TypeString, Default: "independent", Check: oneOf("independent", "reserved"), Mode: ReadOnly,
-		Doc: "How a (user, client-id) quota relates to the user's quota: independent (Apache Kafka: the pair's own quota) or reserved (the KIP-55 seed: carved out of the user's total, which the user's other clients share)."},
+		Doc: "How a (user, client-id) quota relates to the user's quota: independent (Apache Kafka: the pair's own quota) or reserved (as KIP-55's draft described it: carved out of the user's total, which the user's other clients share)."},
 	{Name: "quota.user.producer.default", Type: TypeLong, Default: "0", Check: atLeast(0), Mode: ReadOnly,
 		Doc: "Produce bytes per second of each user without a quota of its own, below any dynamic <default> user entity (0: unlimited)."},
 	{Name: "quota.user.consumer.default", Type: TypeLong, Default: "0", Check: atLeast(0), Mode: ReadOnly,
@@ -70,15 +76,15 @@ var Brokers = newCatalog(append([]*Def{
 		Doc: "Length of the quota window: the burst a byte-rate quota allows."},
 	{Name: "quota.window.num", Type: TypeInt, Default: "11", Check: atLeast(1), Mode: ReadOnly,
 		Doc: "Windows of burst of the controller mutation quota (samples × window × rate)."},
-	{Name: "producer.id.expiration.ms", Type: TypeInt, Default: "86400000", Check: atLeast(1), Mode: ClusterWide,
+	{Name: "producer.id.expiration.ms", Type: TypeInt, Default: "86400000", Check: atLeast(1), Mode: ClusterWide, AppliedBy: ApplyLogs,
 		Doc: "How long an idempotent producer's sequence state is kept after its last write."},
-	{Name: "max.connections", Type: TypeInt, Default: "2147483647", Check: atLeast(0), Mode: ClusterWide,
+	{Name: "max.connections", Type: TypeInt, Default: "2147483647", Check: atLeast(0), Mode: ClusterWide, AppliedBy: ApplyConnectionLimits,
 		Doc: "Most connections the broker holds open at once over all listeners but the inter-broker one; listener.name.<listener>.max.connections limits one listener (by default to this value). At the limit, accepting waits until a connection closes: clients queue rather than being refused."},
-	{Name: "max.connections.per.ip", Type: TypeInt, Default: "2147483647", Check: atLeast(0), Mode: ClusterWide,
+	{Name: "max.connections.per.ip", Type: TypeInt, Default: "2147483647", Check: atLeast(0), Mode: ClusterWide, AppliedBy: ApplyConnectionLimits,
 		Doc: "Most connections from one IP address; one more is closed at once."},
-	{Name: "max.connections.per.ip.overrides", Type: TypeString, Default: "", Check: checkIPOverrides, Mode: ClusterWide,
+	{Name: "max.connections.per.ip.overrides", Type: TypeString, Default: "", Check: checkIPOverrides, Mode: ClusterWide, AppliedBy: ApplyConnectionLimits,
 		Doc: "Per-IP exceptions to max.connections.per.ip, as ip:count,ip:count."},
-	{Name: "max.connection.creation.rate", Type: TypeInt, Default: "2147483647", Check: atLeast(0), Mode: ClusterWide,
+	{Name: "max.connection.creation.rate", Type: TypeInt, Default: "2147483647", Check: atLeast(0), Mode: ClusterWide, AppliedBy: ApplyConnectionLimits,
 		Doc: "New connections per second the broker accepts over all listeners but the inter-broker one (KIP-612); listener.name.<listener>.max.connection.creation.rate limits one listener (by default to this value). Over the rate, accepting waits: clients queue rather than being refused."},
 	{Name: "inter.broker.listener.name", Type: TypeString, NoDefault: true, Mode: ReadOnly,
 		Doc: "The listener brokers use among themselves, exempt from the broker-wide max.connections and max.connection.creation.rate when there is more than one listener. Unset: the listener named PLAINTEXT, as Kafka derives it from security.inter.broker.protocol."},
@@ -91,7 +97,7 @@ func topicSynonymDefs() []*Def {
 	explicit := map[string]bool{
 		"log.retention.hours": true, "log.retention.minutes": true, "log.retention.ms": true,
 		"log.roll.hours": true, "log.roll.ms": true, "log.roll.jitter.hours": true, "log.roll.jitter.ms": true,
-		"log.flush.interval.ms": true,
+		"log.flush.interval.ms": true, "log.flush.scheduler.interval.ms": true,
 	}
 	var defs []*Def
 	seen := map[string]bool{}
@@ -102,7 +108,7 @@ func topicSynonymDefs() []*Def {
 			}
 			seen[s.Name] = true
 			defs = append(defs, &Def{Name: s.Name, Type: t.Type, Default: t.Default, Check: t.Check,
-				Mode: ClusterWide, Doc: "Cluster default of the topic config " + t.Name + ". " + t.Doc})
+				Mode: ClusterWide, AppliedBy: ApplyLogs, Doc: "Cluster default of the topic config " + t.Name + ". " + t.Doc})
 		}
 	}
 	return defs

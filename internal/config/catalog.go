@@ -1,7 +1,9 @@
 // Package config holds kbroker's catalog of configuration keys (topic and
-// broker, with Kafka's names, types, defaults, validators and broker
-// synonyms), reads server.properties, and resolves effective values with the
-// source each value came from.
+// broker, with Kafka's names, types, defaults, validators, broker synonyms
+// and the applier of each dynamic key), reads server.properties, and
+// resolves effective values with the source each value came from. It is a
+// leaf: what a value does to a running broker is internal/dynconfig's and
+// its appliers'.
 package config
 
 import (
@@ -61,6 +63,23 @@ const (
 	ClusterWide             // dynamic, per broker or at the cluster default
 )
 
+// Applier names what puts a dynamic key's new value into effect on a
+// running broker. internal/dynconfig keeps the registry that maps each name
+// to the code (registered by the package that owns it) and wakes only the
+// appliers of the keys a change touched.
+type Applier string
+
+const (
+	// ApplyLogs: the settings of the open partition logs (every topic
+	// config, and the broker keys that supply their defaults).
+	ApplyLogs Applier = "logs"
+	// ApplyListenerSecurity: TLS key and trust stores and SASL settings
+	// of each listener, for the connections accepted from then on.
+	ApplyListenerSecurity Applier = "listener-security"
+	// ApplyConnectionLimits: connection counts and creation rates.
+	ApplyConnectionLimits Applier = "connection-limits"
+)
+
 // Synonym is a broker key that supplies a topic config's default. Convert
 // turns the broker key's value into the topic key's unit (hours to ms...).
 type Synonym struct {
@@ -81,6 +100,10 @@ type Def struct {
 	Check    func(string) error
 	Synonyms []Synonym // topic configs: broker keys, highest precedence first
 	Mode     Mode      // broker configs
+	// AppliedBy names the applier of a key that can change at runtime:
+	// every topic config, and every broker config whose Mode is not
+	// ReadOnly.
+	AppliedBy Applier
 }
 
 // Sensitive reports whether values of this key must never be returned or

@@ -1,12 +1,5 @@
 package config
 
-import (
-	"strconv"
-	"strings"
-
-	"kbroker/internal/storage"
-)
-
 // Source says where an effective value came from. The numbers are Kafka's
 // ConfigSource enum, so they go on the wire unchanged.
 type Source int8
@@ -184,58 +177,4 @@ func TopicValue(name string, l Layers) string {
 		return *e.Value
 	}
 	return ""
-}
-
-// StorageConfig turns a topic's effective configs into its partition logs'
-// settings.
-func StorageConfig(l Layers) storage.Config {
-	long := func(name string) int64 {
-		n, _ := strconv.ParseInt(strings.TrimSpace(TopicValue(name, l)), 10, 64)
-		return n
-	}
-	c := storage.DefaultConfig()
-	c.SegmentBytes = long("segment.bytes")
-	c.SegmentMs = long("segment.ms")
-	c.RetentionMs = long("retention.ms")
-	c.RetentionBytes = long("retention.bytes")
-	c.IndexIntervalBytes = int32(long("index.interval.bytes"))
-	c.SegmentIndexBytes = int32(long("segment.index.bytes"))
-	c.MaxMessageBytes = int32(long("max.message.bytes"))
-	c.TimestampBeforeMaxMs = long("message.timestamp.before.max.ms")
-	c.TimestampAfterMaxMs = long("message.timestamp.after.max.ms")
-	if TopicValue("message.timestamp.type", l) == "LogAppendTime" {
-		c.TimestampType = storage.LogAppendTime
-	} else {
-		c.TimestampType = storage.CreateTime
-	}
-	c.CleanupPolicy = storage.CleanupPolicy{}
-	for _, p := range SplitList(TopicValue("cleanup.policy", l)) {
-		switch p {
-		case "delete":
-			c.CleanupPolicy.Delete = true
-		case "compact":
-			c.CleanupPolicy.Compact = true
-		}
-	}
-	if r, err := strconv.ParseFloat(strings.TrimSpace(TopicValue("min.cleanable.dirty.ratio", l)), 64); err == nil {
-		c.MinCleanableDirtyRatio = r
-	}
-	c.MinCompactionLagMs = long("min.compaction.lag.ms")
-	c.MaxCompactionLagMs = long("max.compaction.lag.ms")
-	c.DeleteRetentionMs = long("delete.retention.ms")
-	c.CompressionType = map[string]storage.CompressionType{
-		"producer": storage.CompressionProducer, "uncompressed": storage.CompressionUncompressed,
-		"gzip": storage.CompressionGzip, "snappy": storage.CompressionSnappy,
-		"lz4": storage.CompressionLz4, "zstd": storage.CompressionZstd,
-	}[strings.TrimSpace(TopicValue("compression.type", l))] // unknown: producer
-	c.GzipLevel = int(long("compression.gzip.level"))
-	c.Lz4Level = int(long("compression.lz4.level"))
-	c.ZstdLevel = int(long("compression.zstd.level"))
-	// producer.id.expiration.ms is a broker config; it is read only once the
-	// broker catalog defines it (until then storage's default, 1 day, applies).
-	if Brokers.Lookup("producer.id.expiration.ms") != nil {
-		// An unparsable value gives 0, which storage replaces by its default.
-		c.ProducerIDExpirationMs, _ = strconv.ParseInt(strings.TrimSpace(BrokerValue("producer.id.expiration.ms", l)), 10, 64)
-	}
-	return c
 }

@@ -114,3 +114,26 @@ func TestNewBrokerParsesKafkaProperties(t *testing.T) {
 		t.Fatal("listener without a protocol accepted")
 	}
 }
+
+// TestEveryDynamicKeyNamesItsApplier: a key that may change at runtime must
+// say what puts the change into effect; internal/dynconfig's registry
+// checks that each name it meets has an applier registered.
+func TestEveryDynamicKeyNamesItsApplier(t *testing.T) {
+	check := func(d *Def, dynamic bool) {
+		if dynamic && d.AppliedBy == "" {
+			t.Errorf("%s may change at runtime but names no applier", d.Name)
+		}
+		if !dynamic && d.AppliedBy != "" {
+			t.Errorf("%s is read only but names the applier %s", d.Name, d.AppliedBy)
+		}
+	}
+	for _, d := range Topics.Defs() {
+		check(d, true)
+	}
+	for _, d := range Brokers.Defs() {
+		check(d, d.Mode != ReadOnly)
+		if l := ListenerDef("listener.name.internal." + d.Name); l != nil {
+			check(l, l.Mode != ReadOnly)
+		}
+	}
+}

@@ -14,34 +14,34 @@ import (
 // ListenerDef resolves.
 func securityDefs() []*Def {
 	return []*Def{
-		{Name: "sasl.enabled.mechanisms", Type: TypeList, Default: "SCRAM-SHA-256,SCRAM-SHA-512", Mode: PerBroker,
+		{Name: "sasl.enabled.mechanisms", Type: TypeList, Default: "SCRAM-SHA-256,SCRAM-SHA-512", Mode: PerBroker, AppliedBy: ApplyListenerSecurity,
 			Check: subsetOf("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"),
 			Doc:   "SASL mechanisms enabled on SASL listeners. kbroker implements PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (no GSSAPI, so its default is the two SCRAM mechanisms rather than Kafka's GSSAPI); PLAIN needs a PlainLoginModule sasl.jaas.config with user_<name>=\"<password>\" options."},
-		{Name: "sasl.jaas.config", Type: TypePassword, NoDefault: true, Mode: PerBroker,
+		{Name: "sasl.jaas.config", Type: TypePassword, NoDefault: true, Mode: PerBroker, AppliedBy: ApplyListenerSecurity,
 			Doc: "JAAS login module line; for PLAIN its user_<name>=\"<password>\" options are the users. Usually written listener.name.<listener>.plain.sasl.jaas.config."},
 		{Name: "connections.max.reauth.ms", Type: TypeLong, Default: "0", Check: atLeast(0), Mode: ReadOnly,
 			Doc: "SASL session lifetime (KIP-368): clients re-authenticate before it ends or their connection is closed. 0: sessions never expire."},
-		{Name: "ssl.keystore.type", Type: TypeString, Default: "PEM", Check: oneOf("PEM"), Mode: PerBroker,
+		{Name: "ssl.keystore.type", Type: TypeString, Default: "PEM", Check: oneOf("PEM"), Mode: PerBroker, AppliedBy: ApplyListenerSecurity,
 			Doc: "Key store format. kbroker reads PEM only (Kafka's default is JKS)."},
-		{Name: "ssl.keystore.location", Type: TypeString, NoDefault: true, Mode: PerBroker,
+		{Name: "ssl.keystore.location", Type: TypeString, NoDefault: true, Mode: PerBroker, AppliedBy: ApplyListenerSecurity,
 			Doc: "PEM file with the broker's certificate chain and private key."},
-		{Name: "ssl.keystore.password", Type: TypePassword, NoDefault: true, Mode: PerBroker,
+		{Name: "ssl.keystore.password", Type: TypePassword, NoDefault: true, Mode: PerBroker, AppliedBy: ApplyListenerSecurity,
 			Doc: "Key store password (for PEM, the key's password when ssl.key.password is not set)."},
-		{Name: "ssl.key.password", Type: TypePassword, NoDefault: true, Mode: PerBroker,
+		{Name: "ssl.key.password", Type: TypePassword, NoDefault: true, Mode: PerBroker, AppliedBy: ApplyListenerSecurity,
 			Doc: "Password of an encrypted private key (legacy PEM encryption; encrypted PKCS#8 keys are not supported)."},
-		{Name: "ssl.keystore.certificate.chain", Type: TypePassword, NoDefault: true, Mode: PerBroker,
+		{Name: "ssl.keystore.certificate.chain", Type: TypePassword, NoDefault: true, Mode: PerBroker, AppliedBy: ApplyListenerSecurity,
 			Doc: "The certificate chain in PEM, inline instead of ssl.keystore.location."},
-		{Name: "ssl.keystore.key", Type: TypePassword, NoDefault: true, Mode: PerBroker,
+		{Name: "ssl.keystore.key", Type: TypePassword, NoDefault: true, Mode: PerBroker, AppliedBy: ApplyListenerSecurity,
 			Doc: "The private key in PEM, inline instead of ssl.keystore.location."},
-		{Name: "ssl.truststore.type", Type: TypeString, Default: "PEM", Check: oneOf("PEM"), Mode: PerBroker,
+		{Name: "ssl.truststore.type", Type: TypeString, Default: "PEM", Check: oneOf("PEM"), Mode: PerBroker, AppliedBy: ApplyListenerSecurity,
 			Doc: "Trust store format. kbroker reads PEM only."},
-		{Name: "ssl.truststore.location", Type: TypeString, NoDefault: true, Mode: PerBroker,
+		{Name: "ssl.truststore.location", Type: TypeString, NoDefault: true, Mode: PerBroker, AppliedBy: ApplyListenerSecurity,
 			Doc: "PEM file of the CA certificates that client certificates must chain to."},
-		{Name: "ssl.truststore.password", Type: TypePassword, NoDefault: true, Mode: PerBroker,
+		{Name: "ssl.truststore.password", Type: TypePassword, NoDefault: true, Mode: PerBroker, AppliedBy: ApplyListenerSecurity,
 			Doc: "Trust store password (unused for PEM)."},
-		{Name: "ssl.truststore.certificates", Type: TypePassword, NoDefault: true, Mode: PerBroker,
+		{Name: "ssl.truststore.certificates", Type: TypePassword, NoDefault: true, Mode: PerBroker, AppliedBy: ApplyListenerSecurity,
 			Doc: "The trusted CA certificates in PEM, inline instead of ssl.truststore.location."},
-		{Name: "ssl.client.auth", Type: TypeString, Default: "none", Check: oneOf("required", "requested", "none"), Mode: PerBroker,
+		{Name: "ssl.client.auth", Type: TypeString, Default: "none", Check: oneOf("required", "requested", "none"), Mode: PerBroker, AppliedBy: ApplyListenerSecurity,
 			Doc: "Client certificates on SSL listeners: required, requested (verified when sent) or none."},
 		{Name: "ssl.principal.mapping.rules", Type: TypeString, Default: "DEFAULT", Check: oneOf("DEFAULT"), Mode: ReadOnly,
 			Doc: "How a certificate's distinguished name becomes a principal; kbroker supports DEFAULT only (User:<RFC 2253 DN>)."},
@@ -91,7 +91,9 @@ func ListenerDef(name string) *Def {
 			base = Brokers.byName[k]
 		}
 	}
-	if base == nil {
+	// Only what a listener reads may be scoped to one: its TLS and SASL
+	// settings and its connection limits.
+	if base == nil || (base.AppliedBy != ApplyListenerSecurity && !clusterLevelListenerKeys[base.Name]) {
 		return nil
 	}
 	d := *base

@@ -3,7 +3,8 @@ package config
 // Topics is the catalog of every topic-level config Apache Kafka 4.x
 // defines, with its broker synonyms in precedence order (the first synonym
 // is the dynamically updatable one). Documentation strings are kbroker's own.
-var Topics = newCatalog([]*Def{
+// Every topic config is applied by the partition logs' applier.
+var Topics = newCatalog(appliedBy(ApplyLogs, []*Def{
 	{Name: "cleanup.policy", Type: TypeList, Default: "delete", Check: subsetOf("compact", "delete"),
 		Doc:      "What happens to old segments: \"delete\" removes them after retention, \"compact\" keeps the latest record per key. Both may be given.",
 		Synonyms: []Synonym{{Name: "log.cleanup.policy"}}},
@@ -99,7 +100,15 @@ var Topics = newCatalog([]*Def{
 	{Name: "unclean.leader.election.enable", Type: TypeBoolean, Default: "false",
 		Doc:      "Allow an out-of-sync replica to become leader, losing data.",
 		Synonyms: []Synonym{{Name: "unclean.leader.election.enable"}}},
-})
+}))
+
+// appliedBy sets the applier of every def.
+func appliedBy(a Applier, defs []*Def) []*Def {
+	for _, d := range defs {
+		d.AppliedBy = a
+	}
+	return defs
+}
 
 func gzipLevel(v string) error {
 	if v == "-1" {

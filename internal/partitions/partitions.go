@@ -1,6 +1,7 @@
 // Package partitions keeps the partition logs this broker leads in step with
 // the metadata: it opens a partition's log with the topic's effective
-// configs, applies config changes to open logs, and deletes the logs of
+// configs, applies config changes to open logs (as the dynamic
+// configuration's logs applier, log_configs.go), and deletes the logs of
 // deleted topics.
 package partitions
 
@@ -9,11 +10,10 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"kbroker/internal/config"
+	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
 	"kbroker/internal/storage"
 )
@@ -32,29 +32,17 @@ type Partitions struct {
 	// what else the broker keeps per topic (its metrics) goes with them.
 	onDeleted []func(topic string)
 
-	// brokerMinISR caches the broker-level min.insync.replicas, which
-	// Produce checks on every acks=all request.
-	brokerMinISR atomic.Int32
+	configs logConfigs // log_configs.go
 }
 
-// New wires logs to store and starts following metadata changes. Each
-// onDeleted function is called with every topic whose logs are deleted,
-// after they are gone.
-func New(b *config.Broker, store *meta.Store, logs *storage.Manager, log *slog.Logger, onDeleted ...func(topic string)) *Partitions {
+// New wires logs to store and starts following metadata changes; the open
+// logs follow config changes through configs. Each onDeleted function is
+// called with every topic whose logs are deleted, after they are gone.
+func New(b *config.Broker, store *meta.Store, configs *dynconfig.Configs, logs *storage.Manager, log *slog.Logger, onDeleted ...func(topic string)) *Partitions {
 	p := &Partitions{broker: b, store: store, logs: logs, log: log, onDeleted: onDeleted}
-	p.cacheBrokerSettings(store.Snapshot())
+	p.registerLogConfigs(configs)
 	store.OnChange(p.apply)
 	return p
-}
-
-// Layers are where a topic's config values come from in snap.
-func (p *Partitions) Layers(snap *meta.Snapshot, topic string) config.Layers {
-	return config.Layers{
-		Topic:          snap.TopicConfigs[topic],
-		Broker:         snap.BrokerConfigs[strconv.Itoa(int(p.broker.NodeID))],
-		ClusterDefault: snap.BrokerConfigs[""],
-		Static:         p.broker.Props,
-	}
 }
 
 // Log returns the log of partition of t, opening it if needed. The caller
@@ -74,7 +62,7 @@ func (p *Partitions) openLocked(snap *meta.Snapshot, t *meta.Topic, partition in
 	if l := p.logs.Get(t.Name, partition); l != nil {
 		return l, nil
 	}
-	l, err := p.logs.Log(t.Name, partition, t.ID, config.StorageConfig(p.Layers(snap, t.Name)))
+	l, err := p.logs.Log(t.Name, partition, t.ID, p.storageConfig(snap, t.Name))
 	if err != nil {
 		return nil, fmt.Errorf("opening %s-%d: %w", t.Name, partition, err)
 	}
@@ -123,25 +111,8 @@ func (p *Partitions) opener(topic string, partition int32) func() error {
 	}
 }
 
-// MinInsyncReplicas is the topic's effective min.insync.replicas in snap.
-func (p *Partitions) MinInsyncReplicas(snap *meta.Snapshot, topic string) int {
-	if v, ok := snap.TopicConfigs[topic]["min.insync.replicas"]; ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			return n
-		}
-	}
-	return int(p.brokerMinISR.Load())
-}
-
-// cacheBrokerSettings keeps the broker-level values that the hot path reads.
-func (p *Partitions) cacheBrokerSettings(snap *meta.Snapshot) {
-	n, _ := strconv.Atoi(config.TopicValue("min.insync.replicas", p.Layers(snap, "")))
-	p.brokerMinISR.Store(int32(n))
-}
-
 // apply reacts to a metadata change: deleted (or recreated) topics lose
-// their logs, and open logs whose effective configs may have changed get
-// them. It looks only at what the change touched, so creating the
+// their logs. It looks only at what the change touched, so creating the
 // ten-thousandth topic costs what creating the first did.
 func (p *Partitions) apply(ev meta.Event) {
 	deleted := ev.ChangedTopics()
@@ -158,23 +129,6 @@ func (p *Partitions) apply(ev meta.Event) {
 			p.mu.Unlock()
 			for _, fn := range p.onDeleted {
 				fn(name)
-			}
-		}
-	}
-	reconfigure := ev.ChangedTopicConfigs()
-	if ev.Full || ev.BrokerConfigsChanged() {
-		p.cacheBrokerSettings(ev.Cur)
-		reconfigure = slices.Collect(maps.Keys(ev.Cur.Topics))
-	}
-	for _, name := range reconfigure {
-		t := ev.Cur.Topics[name]
-		if t == nil {
-			continue
-		}
-		cfg := config.StorageConfig(p.Layers(ev.Cur, name))
-		for i := int32(0); i < t.Partitions; i++ {
-			if l := p.logs.Get(name, i); l != nil {
-				l.SetConfig(cfg)
 			}
 		}
 	}
