@@ -429,16 +429,10 @@ func readCleanerCheckpoint(dir string) int64 {
 	return off
 }
 
-// writeCleanerCheckpoint replaces the checkpoint atomically. It is not synced:
-// losing it only makes the next round treat the log as dirtier than it is.
+// writeCleanerCheckpoint replaces the checkpoint atomically.
 func writeCleanerCheckpoint(dir string, off int64) error {
 	p := filepath.Join(dir, cleanerCheckpointFile)
-	tmp := p + ".tmp"
-	err := os.WriteFile(tmp, []byte("0\n1\n"+strconv.FormatInt(off, 10)+"\n"), 0o644)
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
+	if err := replaceFile(p, []byte("0\n1\n"+strconv.FormatInt(off, 10)+"\n")); err != nil {
 		return fmt.Errorf("%w: writing cleaner checkpoint: %v", ErrStorage, err)
 	}
 	return nil

@@ -223,11 +223,3 @@ func nextOffsetOfFile(path string) (int64, error) {
 	return next, nil
 }
 
-// syncDir makes renames in dir durable. Errors are ignored: not every platform
-// can sync a directory, and the renames themselves succeeded.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-}

@@ -446,21 +446,7 @@ func writeTopicID(dir string, id [16]byte) error {
 	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, content) {
 		return nil
 	}
-	tmp := p + ".tmp"
-	f, err := os.Create(tmp)
-	if err == nil {
-		_, err = f.Write(content)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
+	if err := replaceFile(p, content); err != nil {
 		return fmt.Errorf("%w: writing %s: %v", ErrStorage, p, err)
 	}
 	return nil

@@ -139,26 +139,11 @@ func loadLatestSnapshot(dir string) (offset int64, ps *producerState, ok bool) {
 	return -1, nil, false
 }
 
-// writeSnapshot writes a snapshot file durably (temporary file, fsync, rename),
-// then removes all but the newest snapshotsKept.
+// writeSnapshot writes a snapshot file durably (replaceFile), then removes all
+// but the newest snapshotsKept.
 func writeSnapshot(dir string, offset int64, data []byte) error {
 	p := snapshotPath(dir, offset)
-	tmp := p + ".tmp"
-	f, err := os.Create(tmp)
-	if err == nil {
-		_, err = f.Write(data)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := replaceFile(p, data); err != nil {
 		return fmt.Errorf("%w: writing producer snapshot %s: %v", ErrStorage, p, err)
 	}
 	offs := listSnapshots(dir)
