@@ -222,4 +222,3 @@ func nextOffsetOfFile(path string) (int64, error) {
 	}
 	return next, nil
 }
-
