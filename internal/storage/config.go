@@ -3,6 +3,8 @@ package storage
 import (
 	"math"
 	"time"
+
+	"kbroker/internal/record"
 )
 
 // TimestampType is message.timestamp.type.
@@ -39,18 +41,18 @@ const (
 
 // codec is the batch attribute codec id the type stores batches with; -1 for
 // CompressionProducer (keep the batch's own).
-func (c CompressionType) codec() int8 {
+func (c CompressionType) codec() record.Codec {
 	switch c {
 	case CompressionUncompressed:
-		return codecNone
+		return record.CodecNone
 	case CompressionGzip:
-		return codecGzip
+		return record.CodecGzip
 	case CompressionSnappy:
-		return codecSnappy
+		return record.CodecSnappy
 	case CompressionLz4:
-		return codecLz4
+		return record.CodecLz4
 	case CompressionZstd:
-		return codecZstd
+		return record.CodecZstd
 	}
 	return -1
 }
@@ -111,6 +113,19 @@ func DefaultConfig() Config {
 
 		ProducerIDExpirationMs: 86400000,
 	}
+}
+
+// levelFor is the topic's configured level of codec.
+func (c *Config) levelFor(codec record.Codec) int {
+	switch codec {
+	case record.CodecGzip:
+		return c.GzipLevel
+	case record.CodecLz4:
+		return c.Lz4Level
+	case record.CodecZstd:
+		return c.ZstdLevel
+	}
+	return 0
 }
 
 // rollMs is how old the active segment may get before it is rolled: Kafka's

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"kbroker/internal/record"
 )
 
 // cleanShutdownFile is written by Close after everything was synced; when Open finds
@@ -311,7 +313,7 @@ func (l *Log) replayProducers() error {
 				return err
 			}
 			l.ps.apply(&h)
-			pos += h.size
+			pos += h.Size
 		}
 	}
 	return nil
@@ -331,44 +333,44 @@ func (l *Log) recoverSegment(s *segment, prevLast int64, active, verify bool, fe
 	var buf []byte
 	pos := int64(0)
 	for pos < size {
-		if size-pos < batchHeaderSize {
+		if size-pos < record.BatchHeaderSize {
 			break
 		}
-		var hb [batchHeaderSize]byte
+		var hb [record.BatchHeaderSize]byte
 		if err := s.readAt(hb[:], pos); err != nil {
 			return 0, err
 		}
-		h, ok := parseHeader(hb[:])
-		if !ok || pos+h.size > size || h.baseOffset <= prevLast || h.baseOffset < s.base ||
-			h.lastOffset-s.base > math.MaxInt32 {
+		h, ok := record.ParseHeader(hb[:])
+		if !ok || pos+h.Size > size || h.BaseOffset <= prevLast || h.BaseOffset < s.base ||
+			h.LastOffset-s.base > math.MaxInt32 {
 			break
 		}
 		if verify {
-			if int64(cap(buf)) < h.size {
-				buf = make([]byte, h.size)
+			if int64(cap(buf)) < h.Size {
+				buf = make([]byte, h.Size)
 			}
-			b := buf[:h.size]
+			b := buf[:h.Size]
 			if err := s.readAt(b, pos); err != nil {
 				return 0, err
 			}
-			if batchCRC(b) != uint32(int32(beUint32(b[posCRC:]))) {
+			if !record.ValidCRC(b) {
 				break
 			}
 		}
 		if active {
 			s.indexBatch(&h, pos, &since, l.cfg.IndexIntervalBytes)
-		} else if h.maxTimestamp > s.maxTs {
-			s.maxTs, s.maxTsOff = h.maxTimestamp, h.lastOffset
+		} else if h.MaxTimestamp > s.maxTs {
+			s.maxTs, s.maxTsOff = h.MaxTimestamp, h.LastOffset
 		}
 		if pos == 0 {
-			s.rollBaseTs = h.maxTimestamp
+			s.rollBaseTs = h.MaxTimestamp
 		}
-		if h.baseOffset >= feedFrom {
+		if h.BaseOffset >= feedFrom {
 			l.ps.apply(&h)
 		}
-		s.lastOffset = h.lastOffset
-		prevLast = h.lastOffset
-		pos += h.size
+		s.lastOffset = h.LastOffset
+		prevLast = h.LastOffset
+		pos += h.Size
 	}
 	return pos, nil
 }
@@ -381,7 +383,7 @@ func firstBatchTimestamp(s *segment) int64 {
 	if err != nil {
 		return -1
 	}
-	return h.maxTimestamp
+	return h.MaxTimestamp
 }
 
 // bytesSinceLastEntry recomputes, for a reopened active segment, how many bytes
@@ -422,14 +424,16 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 		return AppendResult{}, ErrClosed
 	}
 	cfg := &l.cfg
-	bi, err := validateBatch(batch, cfg, now, cfg.SegmentBytes)
+	rules := cfg.produceRules(now)
+	bt, err := record.ValidateProduced(batch, &rules)
 	if err != nil {
 		return AppendResult{}, err
 	}
-	h := &bi.hdr
+	h := &bt.Header
 	next := l.end.Load().offset
-	if bi.hasProducerID() {
-		if dup, ok := l.ps.findDuplicate(h.ProducerID, h.ProducerEpoch, h.FirstSequence, bi.lastSequence()); ok {
+	hasProducer := h.ProducerID >= 0
+	if hasProducer {
+		if dup, ok := l.ps.findDuplicate(h.ProducerID, h.ProducerEpoch, h.BaseSequence, h.LastSequence()); ok {
 			res := AppendResult{BaseOffset: dup.firstOffset, LastOffset: dup.lastOffset, LogAppendTime: -1,
 				LogStartOffset: l.logStart.Load(), Duplicate: true}
 			if cfg.TimestampType == LogAppendTime {
@@ -437,50 +441,37 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 			}
 			return res, nil
 		}
-		if err := l.ps.check(h.ProducerID, h.ProducerEpoch, h.FirstSequence, next); err != nil {
+		if err := l.ps.check(h.ProducerID, h.ProducerEpoch, h.BaseSequence, next); err != nil {
 			return AppendResult{}, err
 		}
 	}
-	if target := cfg.CompressionType.codec(); target >= 0 && target != bi.codec() {
-		if batch, err = recompressChecked(batch, &bi, cfg, target); err != nil {
+	if target := cfg.CompressionType.codec(); target >= 0 && target != h.Codec() {
+		if err := recompressChecked(&bt, cfg, target); err != nil {
 			return AppendResult{}, err
 		}
 	}
 	nowMs := now.UnixMilli()
-	incomingTs := bi.maxTimestamp
+	incomingTs := bt.MaxRecordTimestamp
 	if cfg.TimestampType == LogAppendTime {
 		incomingTs = nowMs
 	}
-	lastOffset := next + int64(h.LastOffsetDelta)
-	seg, err := l.maybeRoll(int64(len(batch)), incomingTs, lastOffset, now)
+	lastOffset := next + (h.LastOffset - h.BaseOffset)
+	seg, err := l.maybeRoll(int64(len(bt.Raw)), incomingTs, lastOffset, now)
 	if err != nil {
 		return AppendResult{}, err
 	}
-	maxTs := stamp(batch, &bi, next, l.epoch.Load(), cfg, nowMs)
-
-	pos := seg.size.Load()
-	if err := seg.writeAt(batch, pos); err != nil {
-		// size was not advanced: the partial bytes are overwritten by the next
-		// append, or truncated by recovery.
+	firstSeq, lastSeq := h.BaseSequence, h.LastSequence()
+	maxTs := bt.Stamp(next, l.epoch.Load(), cfg.TimestampType == LogAppendTime, nowMs)
+	if err := l.write(seg, &bt.Header, bt.Raw); err != nil {
 		return AppendResult{}, err
 	}
-	seg.size.Store(pos + int64(len(batch)))
-	seg.imu.Lock()
-	hdr := batchHeader{baseOffset: next, size: int64(len(batch)), lastOffset: lastOffset, maxTimestamp: maxTs}
-	seg.indexBatch(&hdr, pos, &seg.bytesSinceIndex, cfg.IndexIntervalBytes)
-	seg.lastOffset = lastOffset
-	seg.imu.Unlock()
-	if pos == 0 {
-		seg.rollBaseTs = maxTs
-	}
-	if bi.hasProducerID() {
+	if hasProducer {
 		l.ps.update(h.ProducerID, h.ProducerEpoch, batchMeta{
-			firstSeq: h.FirstSequence, lastSeq: bi.lastSequence(),
+			firstSeq: firstSeq, lastSeq: lastSeq,
 			firstOffset: next, lastOffset: lastOffset, maxTimestamp: maxTs,
 		})
 	}
-	l.end.Store(&logEnd{offset: lastOffset + 1, seg: seg, pos: pos + int64(len(batch))})
-	l.notify()
+	l.publish(seg, lastOffset)
 	res := AppendResult{BaseOffset: next, LastOffset: lastOffset, LogAppendTime: -1, LogStartOffset: l.logStart.Load()}
 	if cfg.TimestampType == LogAppendTime {
 		res.LogAppendTime = nowMs
@@ -488,22 +479,49 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 	return res, nil
 }
 
+// write puts a stamped batch (h describes it) at the end of the active
+// segment seg and indexes it. Caller holds appendMu.
+func (l *Log) write(seg *segment, h *record.BatchHeader, batch []byte) error {
+	pos := seg.size.Load()
+	if err := seg.writeAt(batch, pos); err != nil {
+		// size was not advanced: the partial bytes are overwritten by the next
+		// append, or truncated by recovery.
+		return err
+	}
+	seg.size.Store(pos + int64(len(batch)))
+	seg.imu.Lock()
+	hdr := record.BatchHeader{BaseOffset: h.BaseOffset, Size: int64(len(batch)), LastOffset: h.LastOffset, MaxTimestamp: h.MaxTimestamp}
+	seg.indexBatch(&hdr, pos, &seg.bytesSinceIndex, l.cfg.IndexIntervalBytes)
+	seg.lastOffset = h.LastOffset
+	seg.imu.Unlock()
+	if pos == 0 {
+		seg.rollBaseTs = h.MaxTimestamp
+	}
+	return nil
+}
+
+// publish makes the batches written up to lastOffset visible to readers and
+// wakes long polls. Caller holds appendMu.
+func (l *Log) publish(seg *segment, lastOffset int64) {
+	l.end.Store(&logEnd{offset: lastOffset + 1, seg: seg, pos: seg.size.Load()})
+	l.notify()
+}
+
 // recompressChecked converts the batch to the topic's compression.type and, as
 // UnifiedLog.append does when validation changed a batch's size, checks the new
 // size against max.message.bytes and segment.bytes again.
-func recompressChecked(batch []byte, bi *batchInfo, cfg *Config, codec int8) ([]byte, error) {
-	out, err := recompress(batch, bi, codec, cfg.levelFor(codec))
-	if err != nil {
-		return nil, err
+func recompressChecked(bt *record.Batch, cfg *Config, codec record.Codec) error {
+	if err := bt.Recompress(codec, cfg.levelFor(codec)); err != nil {
+		return fmt.Errorf("%w: %v", ErrStorage, err)
 	}
-	if n := int64(len(out)); n > int64(cfg.MaxMessageBytes) {
-		return nil, fmt.Errorf("%w: record batch of %d bytes after recompression exceeds max.message.bytes %d",
-			ErrMessageTooLarge, n, cfg.MaxMessageBytes)
+	if n := int64(len(bt.Raw)); n > int64(cfg.MaxMessageBytes) {
+		return fmt.Errorf("%w: record batch of %d bytes after recompression exceeds max.message.bytes %d",
+			record.ErrMessageTooLarge, n, cfg.MaxMessageBytes)
 	} else if n > cfg.SegmentBytes {
-		return nil, fmt.Errorf("%w: record batch of %d bytes after recompression exceeds segment.bytes %d",
-			ErrRecordListTooLarge, n, cfg.SegmentBytes)
+		return fmt.Errorf("%w: record batch of %d bytes after recompression exceeds segment.bytes %d",
+			record.ErrRecordListTooLarge, n, cfg.SegmentBytes)
 	}
-	return out, nil
+	return nil
 }
 
 // maybeRoll starts a new segment when Kafka would (LogSegment.shouldRoll): the
@@ -682,8 +700,4 @@ func (l *Log) Delete() error {
 		return fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	return nil
-}
-
-func beUint32(b []byte) uint32 {
-	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }

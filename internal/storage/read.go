@@ -7,6 +7,8 @@ import (
 	"sort"
 
 	"kbroker/internal/bufpool"
+
+	"kbroker/internal/record"
 )
 
 // ReadResult is what Read returns to the Fetch handler.
@@ -98,11 +100,11 @@ func (l *Log) read(offset int64, maxBytes int32, minOneBatch bool) (ReadResult, 
 			continue
 		}
 		n := min(int64(maxBytes), lim-pos)
-		if n < h.size {
+		if n < h.Size {
 			if !minOneBatch {
 				return res, nil
 			}
-			n = h.size
+			n = h.Size
 		}
 		// Pooled: the fetch path returns it once the response is encoded.
 		buf := bufpool.Get(int(n))
@@ -118,9 +120,9 @@ func (l *Log) read(offset int64, maxBytes int32, minOneBatch bool) (ReadResult, 
 // wholeBatches returns the length of the prefix of b made of complete batches.
 func wholeBatches(b []byte) int {
 	n := 0
-	for len(b)-n >= logOverhead {
-		size := int(int32(binary.BigEndian.Uint32(b[n+posLength:]))) + logOverhead
-		if size < logOverhead || n+size > len(b) {
+	for len(b)-n >= record.LogOverhead {
+		size := int(int32(binary.BigEndian.Uint32(b[n+record.PosLength:]))) + record.LogOverhead
+		if size < record.LogOverhead || n+size > len(b) {
 			break
 		}
 		n += size
@@ -162,13 +164,13 @@ func (l *Log) offsetForTimestamp(ts int64) (int64, int64, bool, error) {
 			return 0, 0, false, err
 		}
 		for found && pos < lim {
-			if h.maxTimestamp >= ts && h.lastOffset >= v.logStart {
+			if h.MaxTimestamp >= ts && h.LastOffset >= v.logStart {
 				off, rts, hit, err := s.firstRecordAtOrAfter(pos, h, ts, v.logStart)
 				if err != nil || hit {
 					return off, rts, hit, err
 				}
 			}
-			pos += h.size
+			pos += h.Size
 			if pos >= lim {
 				break
 			}
@@ -182,16 +184,16 @@ func (l *Log) offsetForTimestamp(ts int64) (int64, int64, bool, error) {
 
 // firstRecordAtOrAfter reads the batch at pos and returns its first record with
 // timestamp >= ts and offset >= minOffset.
-func (s *segment) firstRecordAtOrAfter(pos int64, h batchHeader, ts, minOffset int64) (int64, int64, bool, error) {
-	buf := make([]byte, h.size)
+func (s *segment) firstRecordAtOrAfter(pos int64, h record.BatchHeader, ts, minOffset int64) (int64, int64, bool, error) {
+	buf := make([]byte, h.Size)
 	if err := s.readAt(buf, pos); err != nil {
 		return 0, 0, false, err
 	}
 	var off, rts int64
 	hit := false
-	err := recordTimestamps(buf, func(delta int32, t int64) bool {
-		if t >= ts && h.baseOffset+int64(delta) >= minOffset {
-			off, rts, hit = h.baseOffset+int64(delta), t, true
+	err := record.Timestamps(buf, func(delta int32, t int64) bool {
+		if t >= ts && h.BaseOffset+int64(delta) >= minOffset {
+			off, rts, hit = h.BaseOffset+int64(delta), t, true
 			return false
 		}
 		return true
@@ -234,14 +236,14 @@ func (l *Log) maxTimestamp() (int64, int64, error) {
 	if err != nil || !ok {
 		return -1, -1, err
 	}
-	off, ts, hit, err := best.firstRecordAtOrAfter(pos, h, bestTs, h.baseOffset)
+	off, ts, hit, err := best.firstRecordAtOrAfter(pos, h, bestTs, h.BaseOffset)
 	if err != nil {
 		return 0, 0, err
 	}
 	if !hit || ts != bestTs {
 		// No record has exactly the batch's max timestamp (not possible for batches
 		// this broker validated); report the batch's last offset, as Kafka 3.7 did.
-		return h.lastOffset, bestTs, nil
+		return h.LastOffset, bestTs, nil
 	}
 	return off, ts, nil
 }

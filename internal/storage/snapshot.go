@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"kbroker/internal/record"
 )
 
 // Producer state snapshots: "<offset, 20 digits>.snapshot" holds the idempotent
@@ -36,6 +38,8 @@ const (
 )
 
 var errBadSnapshot = errors.New("bad producer state snapshot")
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func snapshotPath(dir string, offset int64) string {
 	return filepath.Join(dir, fmt.Sprintf("%020d%s", offset, snapshotSuffix))
@@ -97,7 +101,7 @@ func decodeSnapshot(b []byte) (*producerState, error) {
 			return nil, fmt.Errorf("%w: entry for producer %d", errBadSnapshot, pid)
 		}
 		ps.update(pid, epoch, batchMeta{
-			firstSeq: decrementSequence(lastSeq, delta), lastSeq: lastSeq,
+			firstSeq: record.DecrementSequence(lastSeq, delta), lastSeq: lastSeq,
 			firstOffset: lastOffset - int64(delta), lastOffset: lastOffset, maxTimestamp: ts,
 		})
 	}
