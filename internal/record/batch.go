@@ -7,6 +7,7 @@ package record
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"math"
 
@@ -177,4 +178,29 @@ func DecrementSequence(seq, delta int32) int32 {
 		return math.MaxInt32 - (delta - seq) + 1
 	}
 	return seq - delta
+}
+
+// StoredBatches parses raw as a sequence of whole stored batches, as a
+// follower receives them from its leader, checking what Kafka checks of
+// replicated batches before appending them: each frames exactly (no partial
+// batch at the end; a fetcher trims one with WholeBatches), is magic 2 with a
+// sane offset range, and has a good CRC. The offsets themselves are the log's
+// to check.
+func StoredBatches(raw []byte) ([]BatchHeader, error) {
+	var out []BatchHeader
+	for pos := 0; pos < len(raw); {
+		h, ok := ParseHeader(raw[pos:])
+		if !ok {
+			return nil, fmt.Errorf("%w: no valid v2 batch header at byte %d", ErrCorruptMessage, pos)
+		}
+		if h.Size > int64(len(raw)-pos) {
+			return nil, fmt.Errorf("%w: batch at byte %d declares %d bytes, %d remain", ErrCorruptMessage, pos, h.Size, len(raw)-pos)
+		}
+		if !ValidCRC(raw[pos : pos+int(h.Size)]) {
+			return nil, fmt.Errorf("%w: record batch CRC mismatch in the batch at offset %d", ErrCorruptMessage, h.BaseOffset)
+		}
+		out = append(out, h)
+		pos += int(h.Size)
+	}
+	return out, nil
 }

@@ -101,7 +101,10 @@ func (l *Log) state(nowMs int64) (cleanState, bool) {
 	if c.firstDirty < logStart || c.firstDirty > end {
 		c.firstDirty = logStart
 	}
-	unclean := min(end, all[len(all)-1].base)
+	// Uncommitted offsets (at or past the high watermark) are not cleaned, as
+	// Kafka bounds cleaning by the last stable offset, itself at most the high
+	// watermark.
+	unclean := min(end, all[len(all)-1].base, l.hw.Load())
 	if lag := c.cfg.MinCompactionLagMs; lag > 0 {
 		for i, s := range c.segs {
 			if nextBase(all, i) > c.firstDirty && s.largestTimestamp() > nowMs-lag {

@@ -24,3 +24,11 @@ var (
 	// it like NOT_LEADER_OR_FOLLOWER / UNKNOWN_TOPIC_OR_PARTITION: the partition went away).
 	ErrClosed = errors.New("log closed")
 )
+
+// ErrUnexpectedAppendOffset is returned by AppendAsFollower for batches that
+// do not continue the log: a first offset below the log end offset (an
+// overlap; Kafka's UnexpectedAppendOffsetException, which the follower treats
+// as a reason to truncate and fetch again) or offsets that do not increase
+// from batch to batch (Kafka's OffsetsOutOfOrderException). Both are
+// KAFKA_STORAGE_ERROR on the wire, should they ever reach one.
+var ErrUnexpectedAppendOffset = errors.New("batches do not continue the log")

@@ -80,6 +80,13 @@ type Log struct {
 
 	end      atomic.Pointer[logEnd]
 	logStart atomic.Int64
+	// hw is the high watermark: the offset below which records are committed
+	// and consumers may read (Read). It never passes the log end offset. Until
+	// SetReplicated(true) every append moves it to the log end offset (a
+	// single replica commits what it writes); after, only its owner moves it
+	// (SetHighWatermark). Written under appendMu.
+	hw         atomic.Int64
+	replicated atomic.Bool
 
 	chMu sync.Mutex
 	ch   chan struct{}
@@ -142,6 +149,7 @@ func Open(dir string, cfg Config) (*Log, error) {
 		return nil, err
 	}
 	l.firstDirty.Store(readCleanerCheckpoint(dir))
+	l.hw.Store(l.end.Load().offset)
 	return l, nil
 }
 
@@ -501,9 +509,14 @@ func (l *Log) write(seg *segment, h *record.BatchHeader, batch []byte) error {
 }
 
 // publish makes the batches written up to lastOffset visible to readers and
-// wakes long polls. Caller holds appendMu.
+// wakes long polls; unless the log is replicated, they are committed at once
+// (the high watermark moves before the wake-up, so a woken consumer finds
+// them). Caller holds appendMu.
 func (l *Log) publish(seg *segment, lastOffset int64) {
 	l.end.Store(&logEnd{offset: lastOffset + 1, seg: seg, pos: seg.size.Load()})
+	if !l.replicated.Load() {
+		l.hw.Store(lastOffset + 1)
+	}
 	l.notify()
 }
 
@@ -629,8 +642,50 @@ func (l *Log) Changed() <-chan struct{} {
 	return l.ch
 }
 
-// HighWatermark is the next offset to be written (single replica: the log end offset).
-func (l *Log) HighWatermark() int64 { return l.end.Load().offset }
+// HighWatermark is the offset up to which records are committed: what Read
+// returns at most, and what Fetch and ListOffsets report. On a log that is not
+// replicated (the default) it is the log end offset.
+func (l *Log) HighWatermark() int64 { return l.hw.Load() }
+
+// LogEndOffset is the next offset to be written.
+func (l *Log) LogEndOffset() int64 { return l.end.Load().offset }
+
+// SetReplicated hands the high watermark to the log's owner (on: a partition
+// with followers, whose leader commits an offset once the in-sync replicas
+// have it) or back to the appends (off: a single replica, where every append
+// commits; the high watermark jumps to the log end offset). Appends and
+// reads behave the same either way; only who moves the high watermark
+// changes.
+func (l *Log) SetReplicated(on bool) {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	l.replicated.Store(on)
+	if !on && !l.isClosed() {
+		l.setHighWatermarkLocked(l.end.Load().offset)
+	}
+}
+
+// SetHighWatermark moves the high watermark to offset, clamped to [log start
+// offset, log end offset] as Kafka's UnifiedLog.updateHighWatermark does, and
+// returns the value set. It may move it back (a new leader's high watermark,
+// a truncated follower). Waiters on Changed are woken when it advances. On a
+// log that is not replicated the next append moves it to the log end again.
+func (l *Log) SetHighWatermark(offset int64) (int64, error) {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.isClosed() {
+		return 0, ErrClosed
+	}
+	return l.setHighWatermarkLocked(offset), nil
+}
+
+func (l *Log) setHighWatermarkLocked(offset int64) int64 {
+	offset = min(max(offset, l.logStart.Load()), l.end.Load().offset)
+	if old := l.hw.Swap(offset); offset > old {
+		l.notify()
+	}
+	return offset
+}
 
 // LogStartOffset is the first offset still in the log.
 func (l *Log) LogStartOffset() int64 { return l.logStart.Load() }
