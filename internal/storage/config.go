@@ -84,6 +84,16 @@ type Config struct {
 	// ProducerIDExpirationMs is producer.id.expiration.ms (1 day): idempotent
 	// producer state idle for longer is dropped when retention runs.
 	ProducerIDExpirationMs int64
+
+	// FlushMessages is flush.messages: the active segment is fsynced once this
+	// many messages (offsets) were appended since the last flush. Kafka's
+	// default, Long.MAX, never forces one: durability comes from replication
+	// and the OS page cache, segments being synced when rolled and on close.
+	FlushMessages int64
+	// FlushMs is flush.ms: a log not flushed for this long is flushed by the
+	// Manager's periodic check (Manager.FlushCheckIntervalMs, Kafka's
+	// log.flush.scheduler.interval.ms). Default Long.MAX: never.
+	FlushMs int64
 }
 
 // DefaultConfig returns Kafka 4's topic defaults.
@@ -112,6 +122,9 @@ func DefaultConfig() Config {
 		ZstdLevel:       3,
 
 		ProducerIDExpirationMs: 86400000,
+
+		FlushMessages: math.MaxInt64,
+		FlushMs:       math.MaxInt64,
 	}
 }
 
@@ -192,6 +205,13 @@ func (c Config) normalized() Config {
 	}
 	if c.ProducerIDExpirationMs <= 0 {
 		c.ProducerIDExpirationMs = d.ProducerIDExpirationMs
+	}
+	// Kafka's ranges: flush.messages at least 1, flush.ms at least 0.
+	if c.FlushMessages < 1 {
+		c.FlushMessages = d.FlushMessages
+	}
+	if c.FlushMs < 0 {
+		c.FlushMs = d.FlushMs
 	}
 	return c
 }

@@ -57,7 +57,7 @@ func (l *Log) AppendAsFollower(batches []byte, now time.Time) (AppendResult, err
 		}
 		res.LastOffset = h.LastOffset
 	}
-	return res, nil
+	return res, l.maybeFlushLocked(now)
 }
 
 // checkFollowerBatches checks sizes and offsets of fetched batches against the

@@ -88,6 +88,11 @@ type Log struct {
 	hw         atomic.Int64
 	replicated atomic.Bool
 
+	// flushedTo is the log end offset at the last flush (Kafka's recovery
+	// point), lastFlush its time in ms (flush.go). Written under appendMu.
+	flushedTo atomic.Int64
+	lastFlush atomic.Int64
+
 	chMu sync.Mutex
 	ch   chan struct{}
 
@@ -150,6 +155,8 @@ func Open(dir string, cfg Config) (*Log, error) {
 	}
 	l.firstDirty.Store(readCleanerCheckpoint(dir))
 	l.hw.Store(l.end.Load().offset)
+	l.flushedTo.Store(l.end.Load().offset) // recovery left the log as it is on disk
+	l.lastFlush.Store(time.Now().UnixMilli())
 	return l, nil
 }
 
@@ -484,7 +491,9 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 	if cfg.TimestampType == LogAppendTime {
 		res.LogAppendTime = nowMs
 	}
-	return res, nil
+	// The batch is in the log whatever the flush does; a failed flush is a
+	// storage error for the producer, as in Kafka, whose retry is a duplicate.
+	return res, l.maybeFlushLocked(now)
 }
 
 // write puts a stamped batch (h describes it) at the end of the active

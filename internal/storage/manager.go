@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -47,6 +48,12 @@ type Manager struct {
 
 	deleting sync.WaitGroup
 	cleaning atomic.Bool // a RunCleaner is running
+
+	// FlushCheckIntervalMs is log.flush.scheduler.interval.ms: how often
+	// RunRetention's flusher flushes the logs whose flush.ms has passed. Kafka's
+	// default, Long.MAX (what OpenManager sets), turns the check off. Set it
+	// before RunRetention starts.
+	FlushCheckIntervalMs int64
 }
 
 // OpenManager remembers dirs, creating them, and starts removing directories a
@@ -59,7 +66,7 @@ func OpenManager(dirs []string, logger *slog.Logger) (*Manager, error) {
 		logger = slog.Default()
 	}
 	m := &Manager{dirs: append([]string(nil), dirs...), logger: logger, logs: map[partitionKey]*Log{},
-		deferred: map[partitionKey]func() error{}, found: map[string]bool{}}
+		deferred: map[partitionKey]func() error{}, found: map[string]bool{}, FlushCheckIntervalMs: math.MaxInt64}
 	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("%w: creating log dir %s: %v", ErrStorage, d, err)
@@ -306,16 +313,15 @@ const DefaultCleanerBackoff = 15 * time.Second
 // RunRetention runs EnforceRetention on every log every interval
 // (log.retention.check.interval.ms) until ctx ends, opening deferred logs at
 // the first check. It also runs the log cleaner
-// (RunCleaner with DefaultCleanerBackoff) for as long as it runs, so that
+// (RunCleaner with DefaultCleanerBackoff) and, when FlushCheckIntervalMs
+// turns it on, the periodic flush check for as long as it runs, so that
 // starting retention starts every background log task, as Kafka's LogManager
 // does.
 func (m *Manager) RunRetention(ctx context.Context, interval time.Duration) {
-	cleanerDone := make(chan struct{})
-	go func() {
-		defer close(cleanerDone)
-		m.RunCleaner(ctx, DefaultCleanerBackoff)
-	}()
-	defer func() { <-cleanerDone }()
+	var background sync.WaitGroup
+	background.Go(func() { m.RunCleaner(ctx, DefaultCleanerBackoff) })
+	background.Go(func() { m.runFlusher(ctx) })
+	defer background.Wait()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
