@@ -143,13 +143,7 @@ func compress(codec Codec, level int, src []byte) ([]byte, error) {
 			zw.Reset(&buf)
 		}
 		defer pool.Put(zw)
-		if _, err := zw.Write(src); err != nil {
-			return nil, err
-		}
-		if err := zw.Close(); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
+		return writeAll(zw, &buf, src)
 	case CodecSnappy:
 		return compressXerial(src), nil
 	case CodecLz4:
@@ -166,13 +160,7 @@ func compress(codec Codec, level int, src []byte) ([]byte, error) {
 			zw.Reset(&buf) // keeps the options
 		}
 		defer pool.Put(zw)
-		if _, err := zw.Write(src); err != nil {
-			return nil, err
-		}
-		if err := zw.Close(); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
+		return writeAll(zw, &buf, src)
 	case CodecZstd:
 		enc, err := zstdEncoder(level)
 		if err != nil {
@@ -181,6 +169,18 @@ func compress(codec Codec, level int, src []byte) ([]byte, error) {
 		return enc.EncodeAll(src, nil), nil
 	}
 	return nil, fmt.Errorf("unknown compression codec %d", codec)
+}
+
+// writeAll compresses src through w, which writes to buf, and returns buf's
+// bytes once w is closed (flushed).
+func writeAll(w io.WriteCloser, buf *bytes.Buffer, src []byte) ([]byte, error) {
+	if _, err := w.Write(src); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // Writers are reused per level: a gzip writer allocates about 1 MiB of state.

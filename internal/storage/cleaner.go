@@ -2,7 +2,6 @@ package storage
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -337,8 +336,9 @@ func (l *Log) cleanGroup(group []*segment, f *batchFilter, res *CleanResult) err
 			if _, err := w.Write(b); err != nil {
 				return fmt.Errorf("%w: writing %s.log.cleaned: %v", ErrStorage, out.path, err)
 			}
-			nh := record.BatchHeader{BaseOffset: h.BaseOffset, Size: int64(len(b)), LastOffset: h.LastOffset,
-				MaxTimestamp: int64(binary.BigEndian.Uint64(b[record.PosMaxTimestamp:]))}
+			// The filter may have rebuilt the batch: its own header has its size
+			// and max timestamp.
+			nh, _ := record.ParseHeader(b)
 			out.indexBatch(&nh, pos, &since, out.interval)
 			out.lastOffset = h.LastOffset
 			pos += nh.Size

@@ -92,16 +92,7 @@ func (m *Manager) runFlusher(ctx context.Context) {
 	if !ok {
 		return
 	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			m.flushDirtyLogs(now)
-		}
-	}
+	everyTick(ctx, interval, m.flushDirtyLogs)
 }
 
 // flushDirtyLogs flushes every open log whose flush.ms has passed.

@@ -322,6 +322,21 @@ func (m *Manager) RunRetention(ctx context.Context, interval time.Duration) {
 	background.Go(func() { m.RunCleaner(ctx, DefaultCleanerBackoff) })
 	background.Go(func() { m.runFlusher(ctx) })
 	defer background.Wait()
+	everyTick(ctx, interval, func(now time.Time) {
+		m.openDeferred(ctx)
+		for _, l := range m.openLogs() {
+			n, err := l.EnforceRetention(now)
+			if err != nil && !errors.Is(err, ErrClosed) {
+				m.logger.Warn("log retention", "dir", l.dir, "err", err)
+			} else if n > 0 {
+				m.logger.Info("deleted log segments", "dir", l.dir, "segments", n)
+			}
+		}
+	})
+}
+
+// everyTick calls fn every interval until ctx ends.
+func everyTick(ctx context.Context, interval time.Duration, fn func(now time.Time)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -329,15 +344,7 @@ func (m *Manager) RunRetention(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			m.openDeferred(ctx)
-			for _, l := range m.openLogs() {
-				n, err := l.EnforceRetention(now)
-				if err != nil && !errors.Is(err, ErrClosed) {
-					m.logger.Warn("log retention", "dir", l.dir, "err", err)
-				} else if n > 0 {
-					m.logger.Info("deleted log segments", "dir", l.dir, "segments", n)
-				}
-			}
+			fn(now)
 		}
 	}
 }

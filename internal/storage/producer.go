@@ -151,7 +151,7 @@ func (ps *producerState) lastOffsets() map[int64]int64 {
 
 // apply records a batch read back from the log (recovery, snapshot replay).
 func (ps *producerState) apply(h *record.BatchHeader) {
-	if h.ProducerID < 0 || h.Attributes&record.AttrControl != 0 {
+	if h.ProducerID < 0 || h.IsControl() {
 		return
 	}
 	ps.update(h.ProducerID, h.ProducerEpoch, batchMeta{
