@@ -32,6 +32,9 @@ var errorTable = []struct {
 	// A log closed under a request: the partition is going away (topic
 	// deleted, broker stopping); the client refreshes metadata and retries.
 	{storage.ErrClosed, kerr.NotLeaderForPartition},
+	// A follower's own check of what it fetched (Kafka has no code for it):
+	// it never answers a client request.
+	{storage.ErrUnexpectedAppendOffset, kerr.UnknownServerError},
 	{meta.ErrTopicExists, kerr.TopicAlreadyExists},
 	{meta.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{meta.ErrInvalidPartions, kerr.InvalidPartitions},

@@ -29,6 +29,6 @@ var (
 // do not continue the log: a first offset below the log end offset (an
 // overlap; Kafka's UnexpectedAppendOffsetException, which the follower treats
 // as a reason to truncate and fetch again) or offsets that do not increase
-// from batch to batch (Kafka's OffsetsOutOfOrderException). Both are
-// KAFKA_STORAGE_ERROR on the wire, should they ever reach one.
+// from batch to batch (Kafka's OffsetsOutOfOrderException). Kafka has no
+// error code for either: UNKNOWN_SERVER_ERROR, should one ever reach the wire.
 var ErrUnexpectedAppendOffset = errors.New("batches do not continue the log")

@@ -475,14 +475,13 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 	if err != nil {
 		return AppendResult{}, err
 	}
-	firstSeq, lastSeq := h.BaseSequence, h.LastSequence()
 	maxTs := bt.Stamp(next, l.epoch.Load(), cfg.TimestampType == LogAppendTime, nowMs)
 	if err := l.write(seg, &bt.Header, bt.Raw); err != nil {
 		return AppendResult{}, err
 	}
 	if hasProducer {
 		l.ps.update(h.ProducerID, h.ProducerEpoch, batchMeta{
-			firstSeq: firstSeq, lastSeq: lastSeq,
+			firstSeq: h.BaseSequence, lastSeq: h.LastSequence(),
 			firstOffset: next, lastOffset: lastOffset, maxTimestamp: maxTs,
 		})
 	}
