@@ -9,6 +9,7 @@ import (
 	"kbroker/internal/auth"
 	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
+	"kbroker/internal/record"
 	"kbroker/internal/storage"
 )
 
@@ -18,20 +19,23 @@ var errorTable = []struct {
 	err  error
 	kerr *kerr.Error
 }{
-	{storage.ErrCorruptMessage, kerr.CorruptMessage},
-	{storage.ErrInvalidRecord, kerr.InvalidRecord},
-	{storage.ErrMessageTooLarge, kerr.MessageTooLarge},
-	{storage.ErrInvalidTimestamp, kerr.InvalidTimestamp},
+	{record.ErrCorruptMessage, kerr.CorruptMessage},
+	{record.ErrInvalidRecord, kerr.InvalidRecord},
+	{record.ErrMessageTooLarge, kerr.MessageTooLarge},
+	{record.ErrInvalidTimestamp, kerr.InvalidTimestamp},
 	{storage.ErrOffsetOutOfRange, kerr.OffsetOutOfRange},
 	{storage.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
 	{storage.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
 	{storage.ErrUnknownProducerID, kerr.UnknownProducerID},
 	{storage.ErrStorage, kerr.KafkaStorageError},
-	{storage.ErrRecordListTooLarge, kerr.RecordListTooLarge},
-	{storage.ErrUnsupportedCompressionType, kerr.UnsupportedCompressionType},
+	{record.ErrRecordListTooLarge, kerr.RecordListTooLarge},
+	{record.ErrUnsupportedCompressionType, kerr.UnsupportedCompressionType},
 	// A log closed under a request: the partition is going away (topic
 	// deleted, broker stopping); the client refreshes metadata and retries.
 	{storage.ErrClosed, kerr.NotLeaderForPartition},
+	// A follower's own check of what it fetched (Kafka has no code for it):
+	// it never answers a client request.
+	{storage.ErrUnexpectedAppendOffset, kerr.UnknownServerError},
 	{meta.ErrTopicExists, kerr.TopicAlreadyExists},
 	{meta.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{meta.ErrInvalidPartions, kerr.InvalidPartitions},

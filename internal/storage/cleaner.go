@@ -2,7 +2,6 @@ package storage
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"kbroker/internal/record"
 )
 
 // Log compaction (cleanup.policy=compact), as Kafka's LogCleaner, LogCleanerManager
@@ -99,7 +100,10 @@ func (l *Log) state(nowMs int64) (cleanState, bool) {
 	if c.firstDirty < logStart || c.firstDirty > end {
 		c.firstDirty = logStart
 	}
-	unclean := min(end, all[len(all)-1].base)
+	// Uncommitted offsets (at or past the high watermark) are not cleaned, as
+	// Kafka bounds cleaning by the last stable offset, itself at most the high
+	// watermark.
+	unclean := min(end, all[len(all)-1].base, l.hw.Load())
 	if lag := c.cfg.MinCompactionLagMs; lag > 0 {
 		for i, s := range c.segs {
 			if nextBase(all, i) > c.firstDirty && s.largestTimestamp() > nowMs-lag {
@@ -163,7 +167,7 @@ func (l *Log) clean(now time.Time, force bool) (CleanResult, error) {
 			return res, ErrClosed
 		}
 		return res, nil
-	case errors.Is(err, ErrCorruptMessage):
+	case errors.Is(err, record.ErrCorruptMessage):
 		l.uncleanable.Store(true) // Kafka marks the partition uncleanable until restart
 	}
 	return res, err
@@ -216,18 +220,18 @@ func (l *Log) buildOffsetMap(c *cleanState, keys map[string]int64) (int64, error
 			continue
 		}
 		full := false
-		err := l.forEachBatch(s, func(h *batchHeader, raw []byte) error {
-			if h.lastOffset < c.firstDirty {
+		err := l.forEachBatch(s, func(h *record.BatchHeader, raw []byte) error {
+			if h.LastOffset < c.firstDirty {
 				return nil
 			}
-			if len(keys)+int(h.numRecords) > maxCleanerMapKeys && latest >= c.firstDirty {
+			if len(keys)+int(h.NumRecords) > maxCleanerMapKeys && latest >= c.firstDirty {
 				full = true
 				return errStopScan
 			}
 			if err := mapKeys(raw, h, c.firstDirty, keys); err != nil {
 				return err
 			}
-			latest = max(latest, h.lastOffset)
+			latest = max(latest, h.LastOffset)
 			return nil
 		})
 		if err != nil {
@@ -244,23 +248,31 @@ func (l *Log) buildOffsetMap(c *cleanState, keys map[string]int64) (int64, error
 
 var errStopScan = errors.New("stop scan")
 
-func mapKeys(raw []byte, h *batchHeader, from int64, keys map[string]int64) error {
-	if h.attributes&attrControl != 0 || h.numRecords == 0 {
+func mapKeys(raw []byte, h *record.BatchHeader, from int64, keys map[string]int64) error {
+	if h.IsControl() || h.NumRecords == 0 {
 		return nil
 	}
-	records := raw[batchHeaderSize:]
-	if codec := int8(h.attributes & attrCompressionMask); codec != codecNone {
-		dec, err := decompress(codec, records)
-		if err != nil {
-			return fmt.Errorf("%w: decompressing batch at offset %d: %v", ErrCorruptMessage, h.baseOffset, err)
-		}
-		records = dec
+	records, err := record.Section(raw, h)
+	if err != nil {
+		return err
 	}
-	return forEachRecord(records, h.numRecords, func(rec *cleanerRecord) {
-		if off := h.baseOffset + int64(rec.offDelta); rec.key != nil && off >= from {
-			keys[string(rec.key)] = off
+	rr := record.NewReader(records, h.NumRecords)
+	var rec record.Record
+	for rr.Next(&rec) {
+		if off := h.BaseOffset + int64(rec.OffsetDelta); rec.Key != nil && off >= from {
+			keys[string(rec.Key)] = off
 		}
-	})
+	}
+	return corruptRecords(h, rr.Err())
+}
+
+// corruptRecords is a Reader's error on a stored batch: it was validated when
+// appended, so records that do not parse now are corrupt.
+func corruptRecords(h *record.BatchHeader, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("batch at offset %d: %w: %v", h.BaseOffset, record.ErrCorruptMessage, err)
 }
 
 // groupSegments splits the segments to clean into runs that fit one segment
@@ -315,8 +327,8 @@ func (l *Log) cleanGroup(group []*segment, f *batchFilter, res *CleanResult) err
 	w := bufio.NewWriterSize(out.f, cleanerReadBuffer)
 	var since, pos int64
 	for _, src := range group {
-		err := l.forEachBatch(src, func(h *batchHeader, raw []byte) error {
-			res.BytesRead += h.size
+		err := l.forEachBatch(src, func(h *record.BatchHeader, raw []byte) error {
+			res.BytesRead += h.Size
 			b, err := f.filter(raw, h)
 			if err != nil || b == nil {
 				return err
@@ -324,11 +336,12 @@ func (l *Log) cleanGroup(group []*segment, f *batchFilter, res *CleanResult) err
 			if _, err := w.Write(b); err != nil {
 				return fmt.Errorf("%w: writing %s.log.cleaned: %v", ErrStorage, out.path, err)
 			}
-			nh := batchHeader{baseOffset: h.baseOffset, size: int64(len(b)), lastOffset: h.lastOffset,
-				maxTimestamp: int64(binary.BigEndian.Uint64(b[posMaxTimestamp:]))}
+			// The filter may have rebuilt the batch: its own header has its size
+			// and max timestamp.
+			nh, _ := record.ParseHeader(b)
 			out.indexBatch(&nh, pos, &since, out.interval)
-			out.lastOffset = h.lastOffset
-			pos += nh.size
+			out.lastOffset = h.LastOffset
+			pos += nh.Size
 			return nil
 		})
 		if err != nil {
@@ -352,7 +365,7 @@ func (l *Log) cleanGroup(group []*segment, f *batchFilter, res *CleanResult) err
 // forEachBatch reads a closed segment's batches in order through a read-ahead
 // buffer. raw is only valid during the call. It stops early (without error) when
 // fn returns errStopScan, and with errCleaningAborted when the log is closing.
-func (l *Log) forEachBatch(s *segment, fn func(h *batchHeader, raw []byte) error) error {
+func (l *Log) forEachBatch(s *segment, fn func(h *record.BatchHeader, raw []byte) error) error {
 	size := s.size.Load()
 	r := bufio.NewReaderSize(io.NewSectionReader(segmentReader{s}, 0, size), cleanerReadBuffer)
 	var buf []byte
@@ -360,26 +373,26 @@ func (l *Log) forEachBatch(s *segment, fn func(h *batchHeader, raw []byte) error
 		if l.closing.Load() {
 			return errCleaningAborted
 		}
-		if size-pos < batchHeaderSize {
-			return fmt.Errorf("%w: partial batch header at %s.log:%d", ErrCorruptMessage, s.path, pos)
+		if size-pos < record.BatchHeaderSize {
+			return fmt.Errorf("%w: partial batch header at %s.log:%d", record.ErrCorruptMessage, s.path, pos)
 		}
-		if cap(buf) < batchHeaderSize {
-			buf = make([]byte, batchHeaderSize, 64<<10)
+		if cap(buf) < record.BatchHeaderSize {
+			buf = make([]byte, record.BatchHeaderSize, 64<<10)
 		}
-		if _, err := io.ReadFull(r, buf[:batchHeaderSize]); err != nil {
+		if _, err := io.ReadFull(r, buf[:record.BatchHeaderSize]); err != nil {
 			return readErr(s, pos, err)
 		}
-		h, ok := parseHeader(buf[:batchHeaderSize])
-		if !ok || pos+h.size > size {
-			return fmt.Errorf("%w: bad batch header at %s.log:%d", ErrCorruptMessage, s.path, pos)
+		h, ok := record.ParseHeader(buf[:record.BatchHeaderSize])
+		if !ok || pos+h.Size > size {
+			return fmt.Errorf("%w: bad batch header at %s.log:%d", record.ErrCorruptMessage, s.path, pos)
 		}
-		if int64(cap(buf)) < h.size {
-			nb := make([]byte, h.size)
-			copy(nb, buf[:batchHeaderSize])
+		if int64(cap(buf)) < h.Size {
+			nb := make([]byte, h.Size)
+			copy(nb, buf[:record.BatchHeaderSize])
 			buf = nb
 		}
-		raw := buf[:h.size]
-		if _, err := io.ReadFull(r, raw[batchHeaderSize:]); err != nil {
+		raw := buf[:h.Size]
+		if _, err := io.ReadFull(r, raw[record.BatchHeaderSize:]); err != nil {
 			return readErr(s, pos, err)
 		}
 		if err := fn(&h, raw); err != nil {
@@ -388,7 +401,7 @@ func (l *Log) forEachBatch(s *segment, fn func(h *batchHeader, raw []byte) error
 			}
 			return err
 		}
-		pos += h.size
+		pos += h.Size
 	}
 	return nil
 }
@@ -429,16 +442,10 @@ func readCleanerCheckpoint(dir string) int64 {
 	return off
 }
 
-// writeCleanerCheckpoint replaces the checkpoint atomically. It is not synced:
-// losing it only makes the next round treat the log as dirtier than it is.
+// writeCleanerCheckpoint replaces the checkpoint atomically.
 func writeCleanerCheckpoint(dir string, off int64) error {
 	p := filepath.Join(dir, cleanerCheckpointFile)
-	tmp := p + ".tmp"
-	err := os.WriteFile(tmp, []byte("0\n1\n"+strconv.FormatInt(off, 10)+"\n"), 0o644)
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
+	if err := replaceFile(p, []byte("0\n1\n"+strconv.FormatInt(off, 10)+"\n")); err != nil {
 		return fmt.Errorf("%w: writing cleaner checkpoint: %v", ErrStorage, err)
 	}
 	return nil

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"kbroker/internal/record"
 )
 
 // File suffixes of a cleaned segment on its way in (Kafka's LogFileUtils):
@@ -208,26 +210,17 @@ func nextOffsetOfFile(path string) (int64, error) {
 	}
 	base, _ := strconv.ParseInt(strings.TrimSuffix(filepath.Base(path), ".log"+swapSuffix), 10, 64)
 	next := base
-	var hb [batchHeaderSize]byte
-	for pos := int64(0); st.Size()-pos >= batchHeaderSize; {
+	var hb [record.BatchHeaderSize]byte
+	for pos := int64(0); st.Size()-pos >= record.BatchHeaderSize; {
 		if _, err := f.ReadAt(hb[:], pos); err != nil {
 			break
 		}
-		h, ok := parseHeader(hb[:])
-		if !ok || pos+h.size > st.Size() {
+		h, ok := record.ParseHeader(hb[:])
+		if !ok || pos+h.Size > st.Size() {
 			break
 		}
-		next = h.lastOffset + 1
-		pos += h.size
+		next = h.LastOffset + 1
+		pos += h.Size
 	}
 	return next, nil
-}
-
-// syncDir makes renames in dir durable. Errors are ignored: not every platform
-// can sync a directory, and the renames themselves succeeded.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kbroker/internal/record"
 )
 
 func compactConfig() Config {
@@ -66,15 +68,15 @@ func readBatches(t *testing.T, l *Log) []fetchedBatch {
 			t.Fatalf("read at %d returned nothing (hwm %d)", off, l.HighWatermark())
 		}
 		for b := res.Records; len(b) > 0; {
-			size := int(int32(binary.BigEndian.Uint32(b[posLength:]))) + logOverhead
-			h, _ := parseHeader(b)
-			fb := fetchedBatch{base: h.baseOffset, last: h.lastOffset, attrs: h.attributes,
-				firstTs: int64(binary.BigEndian.Uint64(b[posFirstTimestamp:])), pid: h.producerID, seq: h.baseSequence,
+			size := int(int32(binary.BigEndian.Uint32(b[record.PosLength:]))) + record.LogOverhead
+			h, _ := record.ParseHeader(b)
+			fb := fetchedBatch{base: h.BaseOffset, last: h.LastOffset, attrs: h.Attributes,
+				firstTs: int64(binary.BigEndian.Uint64(b[record.PosFirstTimestamp:])), pid: h.ProducerID, seq: h.BaseSequence,
 				recs: decodeBatches(t, b[:size])}
-			if h.lastOffset >= off {
+			if h.LastOffset >= off {
 				out = append(out, fb)
 			}
-			off = h.lastOffset + 1
+			off = h.LastOffset + 1
 			b = b[size:]
 		}
 	}
@@ -265,7 +267,7 @@ func TestCompactionRemovesTombstonesOnlyAfterDeleteRetention(t *testing.T) {
 		t.Fatalf("after the first round key a is %+v (found %v), want the tombstone at offset 2", r, ok)
 	}
 	horizon := testNow.UnixMilli() + 1000
-	if b.attrs&attrDeleteHorizon == 0 || b.firstTs != horizon {
+	if b.attrs&record.AttrDeleteHorizon == 0 || b.firstTs != horizon {
 		t.Fatalf("tombstone batch attrs %#x first timestamp %d, want the delete horizon %d", b.attrs, b.firstTs, horizon)
 	}
 	if r.ts != testNow.UnixMilli() {
@@ -321,7 +323,7 @@ func TestKeylessRecordRejectedOnCompactedTopic(t *testing.T) {
 		for _, codec := range []bool{false, true} {
 			raw := testBatch{recs: []kv{rec("k", "v"), {value: []byte("no key")}}, codec: kgo.GzipCompression(), hasCodec: codec}.build(t)
 			_, err := l.Append(raw, testNow)
-			if !errors.Is(err, ErrInvalidRecord) || !strings.Contains(err.Error(), "without key") {
+			if !errors.Is(err, record.ErrInvalidRecord) || !strings.Contains(err.Error(), "without key") {
 				t.Fatalf("policy %+v compressed=%v: keyless record gave %v, want INVALID_RECORD", policy, codec, err)
 			}
 		}
@@ -361,7 +363,7 @@ func TestCompactionOfCompressedBatches(t *testing.T) {
 				if len(b.recs) == 0 {
 					continue
 				}
-				if c := b.attrs & attrCompressionMask; c == codecNone {
+				if c := record.Codec(b.attrs & record.AttrCompressionMask); c == record.CodecNone {
 					t.Fatalf("batch at %d lost its compression", b.base)
 				}
 				if b.last-b.base != 3 {
@@ -600,8 +602,8 @@ func TestConcurrentReadsDuringCompaction(t *testing.T) {
 					}
 					if len(recs) == 0 {
 						// an emptied batch: skip past it
-						h, _ := parseHeader(res.Records)
-						off = h.lastOffset + 1
+						h, _ := record.ParseHeader(res.Records)
+						off = h.LastOffset + 1
 						continue
 					}
 					off = recs[len(recs)-1].offset + 1

@@ -7,15 +7,17 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kbroker/internal/record"
 )
 
 func TestCompressionTypeRecompressesOnAppend(t *testing.T) {
 	targets := []struct {
 		typ   CompressionType
-		codec int16
+		codec record.Codec
 	}{
-		{CompressionGzip, codecGzip}, {CompressionSnappy, codecSnappy}, {CompressionLz4, codecLz4},
-		{CompressionZstd, codecZstd}, {CompressionUncompressed, codecNone},
+		{CompressionGzip, record.CodecGzip}, {CompressionSnappy, record.CodecSnappy}, {CompressionLz4, record.CodecLz4},
+		{CompressionZstd, record.CodecZstd}, {CompressionUncompressed, record.CodecNone},
 	}
 	sources := map[string]testBatch{
 		"uncompressed": {n: 20, valueSize: 300, tsStep: 3, pid: 9, epoch: 2, seq: 0},
@@ -37,11 +39,11 @@ func TestCompressionTypeRecompressesOnAppend(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				h, _ := parseHeader(got.Records)
-				if c := h.attributes & attrCompressionMask; c != target.codec {
+				h, _ := record.ParseHeader(got.Records)
+				if c := h.Codec(); c != target.codec {
 					t.Fatalf("stored codec %d, want %d", c, target.codec)
 				}
-				if h.producerID != 9 || h.producerEpoch != 2 || h.baseSequence != 0 || h.baseOffset != 1 || h.lastOffset != 20 {
+				if h.ProducerID != 9 || h.ProducerEpoch != 2 || h.BaseSequence != 0 || h.BaseOffset != 1 || h.LastOffset != 20 {
 					t.Fatalf("header changed: %+v", h)
 				}
 				recs := decodeBatches(t, got.Records) // checks the CRC, decompresses with kgo
@@ -79,7 +81,7 @@ func TestCompressionTypeProducerKeepsBatch(t *testing.T) {
 		}
 		// Only the broker-assigned fields differ: base offset 0 is unchanged here,
 		// and the leader epoch.
-		copy(sent[posLeaderEpoch:posMagic], got.Records[posLeaderEpoch:posMagic])
+		copy(sent[record.PosLeaderEpoch:record.PosMagic], got.Records[record.PosLeaderEpoch:record.PosMagic])
 		if !bytes.Equal(got.Records, sent) {
 			t.Fatal("compression.type=producer rewrote the batch")
 		}
@@ -92,7 +94,7 @@ func TestCompressionTypeProducerKeepsBatch(t *testing.T) {
 	sent := append([]byte(nil), raw...)
 	mustAppend(t, l, raw)
 	got, _ := l.Read(0, 1<<20, true)
-	if !bytes.Equal(got.Records[posAttributes:], sent[posAttributes:]) {
+	if !bytes.Equal(got.Records[record.PosAttributes:], sent[record.PosAttributes:]) {
 		t.Fatal("a gzip batch was recompressed for compression.type=gzip")
 	}
 }
@@ -103,7 +105,7 @@ func TestRecompressedBatchMustFitMaxMessageBytes(t *testing.T) {
 	raw := testBatch{n: 50, valueSize: 1000, codec: kgo.ZstdCompression(), hasCodec: true}.build(t)
 	cfg.MaxMessageBytes = int32(len(raw)) + 10
 	l, _ := openTestLog(t, cfg)
-	if _, err := l.Append(raw, testNow); !errors.Is(err, ErrMessageTooLarge) {
+	if _, err := l.Append(raw, testNow); !errors.Is(err, record.ErrMessageTooLarge) {
 		t.Fatalf("decompressed batch over max.message.bytes: %v", err)
 	}
 }

@@ -3,6 +3,8 @@ package storage
 import (
 	"math"
 	"time"
+
+	"kbroker/internal/record"
 )
 
 // TimestampType is message.timestamp.type.
@@ -39,18 +41,18 @@ const (
 
 // codec is the batch attribute codec id the type stores batches with; -1 for
 // CompressionProducer (keep the batch's own).
-func (c CompressionType) codec() int8 {
+func (c CompressionType) codec() record.Codec {
 	switch c {
 	case CompressionUncompressed:
-		return codecNone
+		return record.CodecNone
 	case CompressionGzip:
-		return codecGzip
+		return record.CodecGzip
 	case CompressionSnappy:
-		return codecSnappy
+		return record.CodecSnappy
 	case CompressionLz4:
-		return codecLz4
+		return record.CodecLz4
 	case CompressionZstd:
-		return codecZstd
+		return record.CodecZstd
 	}
 	return -1
 }
@@ -82,6 +84,16 @@ type Config struct {
 	// ProducerIDExpirationMs is producer.id.expiration.ms (1 day): idempotent
 	// producer state idle for longer is dropped when retention runs.
 	ProducerIDExpirationMs int64
+
+	// FlushMessages is flush.messages: the active segment is fsynced once this
+	// many messages (offsets) were appended since the last flush. Kafka's
+	// default, Long.MAX, never forces one: durability comes from replication
+	// and the OS page cache, segments being synced when rolled and on close.
+	FlushMessages int64
+	// FlushMs is flush.ms: a log not flushed for this long is flushed by the
+	// Manager's periodic check (Manager.FlushCheckIntervalMs, Kafka's
+	// log.flush.scheduler.interval.ms). Default Long.MAX: never.
+	FlushMs int64
 }
 
 // DefaultConfig returns Kafka 4's topic defaults.
@@ -110,7 +122,23 @@ func DefaultConfig() Config {
 		ZstdLevel:       3,
 
 		ProducerIDExpirationMs: 86400000,
+
+		FlushMessages: math.MaxInt64,
+		FlushMs:       math.MaxInt64,
 	}
+}
+
+// levelFor is the topic's configured level of codec.
+func (c *Config) levelFor(codec record.Codec) int {
+	switch codec {
+	case record.CodecGzip:
+		return c.GzipLevel
+	case record.CodecLz4:
+		return c.Lz4Level
+	case record.CodecZstd:
+		return c.ZstdLevel
+	}
+	return 0
 }
 
 // rollMs is how old the active segment may get before it is rolled: Kafka's
@@ -177,6 +205,13 @@ func (c Config) normalized() Config {
 	}
 	if c.ProducerIDExpirationMs <= 0 {
 		c.ProducerIDExpirationMs = d.ProducerIDExpirationMs
+	}
+	// Kafka's ranges: flush.messages at least 1, flush.ms at least 0.
+	if c.FlushMessages < 1 {
+		c.FlushMessages = d.FlushMessages
+	}
+	if c.FlushMs < 0 {
+		c.FlushMs = d.FlushMs
 	}
 	return c
 }

@@ -1,6 +1,7 @@
-// Package storage implements Kafka partition logs on disk for a single-replica
-// leader: what Apache Kafka's log layer (UnifiedLog, LocalLog, LogSegment,
-// LogValidator, ProducerStateManager, LogManager) does, in Kafka's on-disk layout.
+// Package storage implements Kafka partition logs on disk: what Apache Kafka's
+// log layer (UnifiedLog, LocalLog, LogSegment, ProducerStateManager,
+// LogManager) does, in Kafka's on-disk layout. The batch format itself
+// (parsing, validation, compression, stamping, building) is package record's.
 //
 // # Layout
 //
@@ -45,6 +46,17 @@
 // other than producer recompresses a batch whose codec differs (at the topic's
 // compression.<codec>.level), keeping its records, offsets and producer fields.
 //
+// The high watermark is kept apart from the log end offset. On a single
+// replica (the default) every append moves it to the log end, as a partition
+// whose ISR is its leader alone commits what it writes; after SetReplicated
+// only the owner moves it (SetHighWatermark, clamped to [log start, log end]).
+// Read returns nothing at or past it, ReadUpTo nothing at or past an explicit
+// bound (a follower's fetch: the log end; later, the last stable offset), and
+// retention and the cleaner leave uncommitted offsets alone. AppendAsFollower
+// writes a leader's batches as they are (offsets, epochs, timestamps,
+// sequences), refusing an overlap with the log or offsets that go back; a gap
+// is accepted, as a compacted leader's log has them.
+//
 // Segments roll on segment.bytes, segment.ms (on a compacted log, at most
 // max.compaction.lag.ms) measured from the first batch's timestamp, a full index,
 // or relative-offset overflow. With cleanup.policy delete, retention deletes whole
@@ -65,7 +77,12 @@
 // restart as before it.
 //
 // Durability follows Kafka: writes are not fsynced (the page cache holds
-// acknowledged data); segments are synced when rolled and on Close. Open recovers
+// acknowledged data); segments are synced when rolled and on Close, and a log
+// is flushed after the append that brings its unflushed messages to
+// flush.messages, or by the Manager's periodic check once flush.ms passed
+// (both off by default, as in Kafka). Small files (partition.metadata,
+// producer snapshots, the cleaner checkpoint) are replaced atomically
+// (replaceFile: temporary file, fsync, rename, fsync of the directory). Open recovers
 // from a crash by finishing (a .log.swap exists) or undoing an interrupted cleaner
 // swap, then re-checking segments batch by batch (CRC included for the last unless
 // the shutdown was clean), truncating a torn or corrupt tail (and any later

@@ -3,25 +3,11 @@ package storage
 import "errors"
 
 // Sentinel errors, one per Kafka error code the Produce/Fetch/ListOffsets handlers
-// report. Errors returned by this package wrap them with context
+// report; those about a batch itself (corrupt, invalid, too large, bad
+// timestamp or codec) are record's. Errors returned by this package wrap them with context
 // (fmt.Errorf("%w: ...")), so match with errors.Is and send err.Error() as the
 // error message.
 var (
-	// ErrCorruptMessage is CORRUPT_MESSAGE (2): bad CRC, a length field that does not
-	// match the bytes, or records that do not parse.
-	ErrCorruptMessage = errors.New("corrupt message")
-	// ErrInvalidRecord is INVALID_RECORD (87): a well-formed batch Kafka refuses from a
-	// client (magic < 2, non-zero base offset, count/offset-delta mismatch, control or
-	// transactional batch, negative sequence, more than one batch).
-	ErrInvalidRecord = errors.New("invalid record")
-	// ErrMessageTooLarge is MESSAGE_TOO_LARGE (10): batch larger than max.message.bytes.
-	ErrMessageTooLarge = errors.New("message too large")
-	// ErrRecordListTooLarge is RECORD_LIST_TOO_LARGE (18): batch larger than segment.bytes.
-	ErrRecordListTooLarge = errors.New("record batch larger than the segment size")
-	// ErrUnsupportedCompressionType is UNSUPPORTED_COMPRESSION_TYPE (76): codec id > 4.
-	ErrUnsupportedCompressionType = errors.New("unsupported compression type")
-	// ErrInvalidTimestamp is INVALID_TIMESTAMP (32).
-	ErrInvalidTimestamp = errors.New("invalid timestamp")
 	// ErrOffsetOutOfRange is OFFSET_OUT_OF_RANGE (1).
 	ErrOffsetOutOfRange = errors.New("offset out of range")
 	// ErrOutOfOrderSequence is OUT_OF_ORDER_SEQUENCE_NUMBER (45).
@@ -38,3 +24,11 @@ var (
 	// it like NOT_LEADER_OR_FOLLOWER / UNKNOWN_TOPIC_OR_PARTITION: the partition went away).
 	ErrClosed = errors.New("log closed")
 )
+
+// ErrUnexpectedAppendOffset is returned by AppendAsFollower for batches that
+// do not continue the log: a first offset below the log end offset (an
+// overlap; Kafka's UnexpectedAppendOffsetException, which the follower treats
+// as a reason to truncate and fetch again) or offsets that do not increase
+// from batch to batch (Kafka's OffsetsOutOfOrderException). Kafka has no
+// error code for either: UNKNOWN_SERVER_ERROR, should one ever reach the wire.
+var ErrUnexpectedAppendOffset = errors.New("batches do not continue the log")

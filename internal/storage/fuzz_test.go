@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kbroker/internal/record"
 )
 
 // FuzzAppend feeds arbitrary bytes to Append: it must either reject them or accept
@@ -30,7 +32,7 @@ func FuzzAppend(f *testing.F) {
 		defer l.Close()
 		// Some inputs are only valid once the CRC matches; try both as sent and fixed.
 		inputs := [][]byte{data}
-		if len(data) >= batchHeaderSize {
+		if len(data) >= record.BatchHeaderSize {
 			fixed := append([]byte(nil), data...)
 			fixCRC(fixed)
 			inputs = append(inputs, fixed)

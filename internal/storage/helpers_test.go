@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/internal/record"
 )
 
 // testBatch describes a produced batch; build encodes it with kmsg as a producer would.
@@ -103,13 +105,13 @@ func (tb testBatch) build(t testing.TB) []byte {
 		Records:              recs,
 	}
 	raw := b.AppendTo(nil)
-	binary.BigEndian.PutUint32(raw[posLength:], uint32(len(raw)-logOverhead))
+	binary.BigEndian.PutUint32(raw[record.PosLength:], uint32(len(raw)-record.LogOverhead))
 	fixCRC(raw)
 	return raw
 }
 
 func fixCRC(raw []byte) {
-	binary.BigEndian.PutUint32(raw[posCRC:], crc32.Checksum(raw[posAttributes:], crc32.MakeTable(crc32.Castagnoli)))
+	binary.BigEndian.PutUint32(raw[record.PosCRC:], crc32.Checksum(raw[record.PosAttributes:], crc32.MakeTable(crc32.Castagnoli)))
 }
 
 func value(tag string, i, size int) []byte {
@@ -136,11 +138,11 @@ func decodeBatches(t testing.TB, b []byte) []readRecord {
 	dec := kgo.DefaultDecompressor()
 	for len(b) > 0 {
 		var rb kmsg.RecordBatch
-		size := int(int32(binary.BigEndian.Uint32(b[posLength:]))) + logOverhead
+		size := int(int32(binary.BigEndian.Uint32(b[record.PosLength:]))) + record.LogOverhead
 		if err := rb.ReadFrom(b[:size]); err != nil {
 			t.Fatalf("fetched batch does not parse: %v", err)
 		}
-		if uint32(rb.CRC) != crc32.Checksum(b[posAttributes:size], crc32.MakeTable(crc32.Castagnoli)) {
+		if uint32(rb.CRC) != crc32.Checksum(b[record.PosAttributes:size], crc32.MakeTable(crc32.Castagnoli)) {
 			t.Fatalf("fetched batch at offset %d has a bad CRC", rb.FirstOffset)
 		}
 		recs := rb.Records
@@ -158,7 +160,7 @@ func decodeBatches(t testing.TB, b []byte) []readRecord {
 			n, l := kbinVarint(recs)
 			recs = recs[l+int(n):]
 			ts := rb.FirstTimestamp + r.TimestampDelta64
-			if rb.Attributes&attrLogAppendTime != 0 {
+			if rb.Attributes&record.AttrLogAppendTime != 0 {
 				ts = rb.MaxTimestamp
 			}
 			out = append(out, readRecord{rb.FirstOffset + int64(r.OffsetDelta), ts, string(r.Key), string(r.Value), r.Value == nil})

@@ -239,17 +239,7 @@ func (x indexFiles) write(path, suffix string, sync bool) error {
 }
 
 func writeFile(path string, b []byte, sync bool) error {
-	f, err := os.Create(path)
-	if err == nil {
-		_, err = f.Write(b)
-		if err == nil && sync {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
+	if err := createFile(path, b, sync); err != nil {
 		return fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	return nil

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"kbroker/internal/record"
 )
 
 // cleanShutdownFile is written by Close after everything was synced; when Open finds
@@ -78,6 +80,18 @@ type Log struct {
 
 	end      atomic.Pointer[logEnd]
 	logStart atomic.Int64
+	// hw is the high watermark: the offset below which records are committed
+	// and consumers may read (Read). It never passes the log end offset. Until
+	// SetReplicated(true) every append moves it to the log end offset (a
+	// single replica commits what it writes); after, only its owner moves it
+	// (SetHighWatermark). Written under appendMu.
+	hw         atomic.Int64
+	replicated atomic.Bool
+
+	// flushedTo is the log end offset at the last flush (Kafka's recovery
+	// point), lastFlush its time in ms (flush.go). Written under appendMu.
+	flushedTo atomic.Int64
+	lastFlush atomic.Int64
 
 	chMu sync.Mutex
 	ch   chan struct{}
@@ -140,6 +154,9 @@ func Open(dir string, cfg Config) (*Log, error) {
 		return nil, err
 	}
 	l.firstDirty.Store(readCleanerCheckpoint(dir))
+	l.hw.Store(l.end.Load().offset)
+	l.flushedTo.Store(l.end.Load().offset) // recovery left the log as it is on disk
+	l.lastFlush.Store(time.Now().UnixMilli())
 	return l, nil
 }
 
@@ -311,7 +328,7 @@ func (l *Log) replayProducers() error {
 				return err
 			}
 			l.ps.apply(&h)
-			pos += h.size
+			pos += h.Size
 		}
 	}
 	return nil
@@ -331,44 +348,44 @@ func (l *Log) recoverSegment(s *segment, prevLast int64, active, verify bool, fe
 	var buf []byte
 	pos := int64(0)
 	for pos < size {
-		if size-pos < batchHeaderSize {
+		if size-pos < record.BatchHeaderSize {
 			break
 		}
-		var hb [batchHeaderSize]byte
+		var hb [record.BatchHeaderSize]byte
 		if err := s.readAt(hb[:], pos); err != nil {
 			return 0, err
 		}
-		h, ok := parseHeader(hb[:])
-		if !ok || pos+h.size > size || h.baseOffset <= prevLast || h.baseOffset < s.base ||
-			h.lastOffset-s.base > math.MaxInt32 {
+		h, ok := record.ParseHeader(hb[:])
+		if !ok || pos+h.Size > size || h.BaseOffset <= prevLast || h.BaseOffset < s.base ||
+			h.LastOffset-s.base > math.MaxInt32 {
 			break
 		}
 		if verify {
-			if int64(cap(buf)) < h.size {
-				buf = make([]byte, h.size)
+			if int64(cap(buf)) < h.Size {
+				buf = make([]byte, h.Size)
 			}
-			b := buf[:h.size]
+			b := buf[:h.Size]
 			if err := s.readAt(b, pos); err != nil {
 				return 0, err
 			}
-			if batchCRC(b) != uint32(int32(beUint32(b[posCRC:]))) {
+			if !record.ValidCRC(b) {
 				break
 			}
 		}
 		if active {
 			s.indexBatch(&h, pos, &since, l.cfg.IndexIntervalBytes)
-		} else if h.maxTimestamp > s.maxTs {
-			s.maxTs, s.maxTsOff = h.maxTimestamp, h.lastOffset
+		} else if h.MaxTimestamp > s.maxTs {
+			s.maxTs, s.maxTsOff = h.MaxTimestamp, h.LastOffset
 		}
 		if pos == 0 {
-			s.rollBaseTs = h.maxTimestamp
+			s.rollBaseTs = h.MaxTimestamp
 		}
-		if h.baseOffset >= feedFrom {
+		if h.BaseOffset >= feedFrom {
 			l.ps.apply(&h)
 		}
-		s.lastOffset = h.lastOffset
-		prevLast = h.lastOffset
-		pos += h.size
+		s.lastOffset = h.LastOffset
+		prevLast = h.LastOffset
+		pos += h.Size
 	}
 	return pos, nil
 }
@@ -381,7 +398,7 @@ func firstBatchTimestamp(s *segment) int64 {
 	if err != nil {
 		return -1
 	}
-	return h.maxTimestamp
+	return h.MaxTimestamp
 }
 
 // bytesSinceLastEntry recomputes, for a reopened active segment, how many bytes
@@ -422,14 +439,16 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 		return AppendResult{}, ErrClosed
 	}
 	cfg := &l.cfg
-	bi, err := validateBatch(batch, cfg, now, cfg.SegmentBytes)
+	rules := cfg.produceRules(now)
+	bt, err := record.ValidateProduced(batch, &rules)
 	if err != nil {
 		return AppendResult{}, err
 	}
-	h := &bi.hdr
+	h := &bt.Header
 	next := l.end.Load().offset
-	if bi.hasProducerID() {
-		if dup, ok := l.ps.findDuplicate(h.ProducerID, h.ProducerEpoch, h.FirstSequence, bi.lastSequence()); ok {
+	hasProducer := h.ProducerID >= 0
+	if hasProducer {
+		if dup, ok := l.ps.findDuplicate(h.ProducerID, h.ProducerEpoch, h.BaseSequence, h.LastSequence()); ok {
 			res := AppendResult{BaseOffset: dup.firstOffset, LastOffset: dup.lastOffset, LogAppendTime: -1,
 				LogStartOffset: l.logStart.Load(), Duplicate: true}
 			if cfg.TimestampType == LogAppendTime {
@@ -437,73 +456,93 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 			}
 			return res, nil
 		}
-		if err := l.ps.check(h.ProducerID, h.ProducerEpoch, h.FirstSequence, next); err != nil {
+		if err := l.ps.check(h.ProducerID, h.ProducerEpoch, h.BaseSequence, next); err != nil {
 			return AppendResult{}, err
 		}
 	}
-	if target := cfg.CompressionType.codec(); target >= 0 && target != bi.codec() {
-		if batch, err = recompressChecked(batch, &bi, cfg, target); err != nil {
+	if target := cfg.CompressionType.codec(); target >= 0 && target != h.Codec() {
+		if err := recompressChecked(&bt, cfg, target); err != nil {
 			return AppendResult{}, err
 		}
 	}
 	nowMs := now.UnixMilli()
-	incomingTs := bi.maxTimestamp
+	incomingTs := bt.MaxRecordTimestamp
 	if cfg.TimestampType == LogAppendTime {
 		incomingTs = nowMs
 	}
-	lastOffset := next + int64(h.LastOffsetDelta)
-	seg, err := l.maybeRoll(int64(len(batch)), incomingTs, lastOffset, now)
+	lastOffset := next + (h.LastOffset - h.BaseOffset)
+	seg, err := l.maybeRoll(int64(len(bt.Raw)), incomingTs, lastOffset, now)
 	if err != nil {
 		return AppendResult{}, err
 	}
-	maxTs := stamp(batch, &bi, next, l.epoch.Load(), cfg, nowMs)
-
-	pos := seg.size.Load()
-	if err := seg.writeAt(batch, pos); err != nil {
-		// size was not advanced: the partial bytes are overwritten by the next
-		// append, or truncated by recovery.
+	maxTs := bt.Stamp(next, l.epoch.Load(), cfg.TimestampType == LogAppendTime, nowMs)
+	if err := l.write(seg, &bt.Header, bt.Raw); err != nil {
 		return AppendResult{}, err
 	}
-	seg.size.Store(pos + int64(len(batch)))
-	seg.imu.Lock()
-	hdr := batchHeader{baseOffset: next, size: int64(len(batch)), lastOffset: lastOffset, maxTimestamp: maxTs}
-	seg.indexBatch(&hdr, pos, &seg.bytesSinceIndex, cfg.IndexIntervalBytes)
-	seg.lastOffset = lastOffset
-	seg.imu.Unlock()
-	if pos == 0 {
-		seg.rollBaseTs = maxTs
-	}
-	if bi.hasProducerID() {
+	if hasProducer {
 		l.ps.update(h.ProducerID, h.ProducerEpoch, batchMeta{
-			firstSeq: h.FirstSequence, lastSeq: bi.lastSequence(),
+			firstSeq: h.BaseSequence, lastSeq: h.LastSequence(),
 			firstOffset: next, lastOffset: lastOffset, maxTimestamp: maxTs,
 		})
 	}
-	l.end.Store(&logEnd{offset: lastOffset + 1, seg: seg, pos: pos + int64(len(batch))})
-	l.notify()
+	l.publish(seg, lastOffset)
 	res := AppendResult{BaseOffset: next, LastOffset: lastOffset, LogAppendTime: -1, LogStartOffset: l.logStart.Load()}
 	if cfg.TimestampType == LogAppendTime {
 		res.LogAppendTime = nowMs
 	}
-	return res, nil
+	// The batch is in the log whatever the flush does; a failed flush is a
+	// storage error for the producer, as in Kafka, whose retry is a duplicate.
+	return res, l.maybeFlushLocked(now)
+}
+
+// write puts a stamped batch (h describes it) at the end of the active
+// segment seg and indexes it. Caller holds appendMu.
+func (l *Log) write(seg *segment, h *record.BatchHeader, batch []byte) error {
+	pos := seg.size.Load()
+	if err := seg.writeAt(batch, pos); err != nil {
+		// size was not advanced: the partial bytes are overwritten by the next
+		// append, or truncated by recovery.
+		return err
+	}
+	seg.size.Store(pos + int64(len(batch)))
+	seg.imu.Lock()
+	hdr := record.BatchHeader{BaseOffset: h.BaseOffset, Size: int64(len(batch)), LastOffset: h.LastOffset, MaxTimestamp: h.MaxTimestamp}
+	seg.indexBatch(&hdr, pos, &seg.bytesSinceIndex, l.cfg.IndexIntervalBytes)
+	seg.lastOffset = h.LastOffset
+	seg.imu.Unlock()
+	if pos == 0 {
+		seg.rollBaseTs = h.MaxTimestamp
+	}
+	return nil
+}
+
+// publish makes the batches written up to lastOffset visible to readers and
+// wakes long polls; unless the log is replicated, they are committed at once
+// (the high watermark moves before the wake-up, so a woken consumer finds
+// them). Caller holds appendMu.
+func (l *Log) publish(seg *segment, lastOffset int64) {
+	l.end.Store(&logEnd{offset: lastOffset + 1, seg: seg, pos: seg.size.Load()})
+	if !l.replicated.Load() {
+		l.hw.Store(lastOffset + 1)
+	}
+	l.notify()
 }
 
 // recompressChecked converts the batch to the topic's compression.type and, as
 // UnifiedLog.append does when validation changed a batch's size, checks the new
 // size against max.message.bytes and segment.bytes again.
-func recompressChecked(batch []byte, bi *batchInfo, cfg *Config, codec int8) ([]byte, error) {
-	out, err := recompress(batch, bi, codec, cfg.levelFor(codec))
-	if err != nil {
-		return nil, err
+func recompressChecked(bt *record.Batch, cfg *Config, codec record.Codec) error {
+	if err := bt.Recompress(codec, cfg.levelFor(codec)); err != nil {
+		return fmt.Errorf("%w: %v", ErrStorage, err)
 	}
-	if n := int64(len(out)); n > int64(cfg.MaxMessageBytes) {
-		return nil, fmt.Errorf("%w: record batch of %d bytes after recompression exceeds max.message.bytes %d",
-			ErrMessageTooLarge, n, cfg.MaxMessageBytes)
+	if n := int64(len(bt.Raw)); n > int64(cfg.MaxMessageBytes) {
+		return fmt.Errorf("%w: record batch of %d bytes after recompression exceeds max.message.bytes %d",
+			record.ErrMessageTooLarge, n, cfg.MaxMessageBytes)
 	} else if n > cfg.SegmentBytes {
-		return nil, fmt.Errorf("%w: record batch of %d bytes after recompression exceeds segment.bytes %d",
-			ErrRecordListTooLarge, n, cfg.SegmentBytes)
+		return fmt.Errorf("%w: record batch of %d bytes after recompression exceeds segment.bytes %d",
+			record.ErrRecordListTooLarge, n, cfg.SegmentBytes)
 	}
-	return out, nil
+	return nil
 }
 
 // maybeRoll starts a new segment when Kafka would (LogSegment.shouldRoll): the
@@ -611,8 +650,50 @@ func (l *Log) Changed() <-chan struct{} {
 	return l.ch
 }
 
-// HighWatermark is the next offset to be written (single replica: the log end offset).
-func (l *Log) HighWatermark() int64 { return l.end.Load().offset }
+// HighWatermark is the offset up to which records are committed: what Read
+// returns at most, and what Fetch and ListOffsets report. On a log that is not
+// replicated (the default) it is the log end offset.
+func (l *Log) HighWatermark() int64 { return l.hw.Load() }
+
+// LogEndOffset is the next offset to be written.
+func (l *Log) LogEndOffset() int64 { return l.end.Load().offset }
+
+// SetReplicated hands the high watermark to the log's owner (on: a partition
+// with followers, whose leader commits an offset once the in-sync replicas
+// have it) or back to the appends (off: a single replica, where every append
+// commits; the high watermark jumps to the log end offset). Appends and
+// reads behave the same either way; only who moves the high watermark
+// changes.
+func (l *Log) SetReplicated(on bool) {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	l.replicated.Store(on)
+	if !on && !l.isClosed() {
+		l.setHighWatermarkLocked(l.end.Load().offset)
+	}
+}
+
+// SetHighWatermark moves the high watermark to offset, clamped to [log start
+// offset, log end offset] as Kafka's UnifiedLog.updateHighWatermark does, and
+// returns the value set. It may move it back (a new leader's high watermark,
+// a truncated follower). Waiters on Changed are woken when it advances. On a
+// log that is not replicated the next append moves it to the log end again.
+func (l *Log) SetHighWatermark(offset int64) (int64, error) {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.isClosed() {
+		return 0, ErrClosed
+	}
+	return l.setHighWatermarkLocked(offset), nil
+}
+
+func (l *Log) setHighWatermarkLocked(offset int64) int64 {
+	offset = min(max(offset, l.logStart.Load()), l.end.Load().offset)
+	if old := l.hw.Swap(offset); offset > old {
+		l.notify()
+	}
+	return offset
+}
 
 // LogStartOffset is the first offset still in the log.
 func (l *Log) LogStartOffset() int64 { return l.logStart.Load() }
@@ -682,8 +763,4 @@ func (l *Log) Delete() error {
 		return fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	return nil
-}
-
-func beUint32(b []byte) uint32 {
-	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kbroker/internal/record"
 )
 
 func smallConfig() Config {
@@ -259,7 +261,7 @@ func TestCorruptMiddleSegmentDropsLaterSegments(t *testing.T) {
 	}
 	// Break the header chain in the second segment: a length pointing past the end.
 	f, _ := os.OpenFile(logs[1], os.O_RDWR, 0)
-	f.WriteAt([]byte{0x7f, 0xff, 0xff, 0xff}, posLength)
+	f.WriteAt([]byte{0x7f, 0xff, 0xff, 0xff}, record.PosLength)
 	f.Close()
 	l2, err := Open(dir, cfg)
 	if err != nil {
@@ -337,50 +339,50 @@ func TestAppendValidation(t *testing.T) {
 		mutate func() []byte
 		want   error
 	}{
-		{"bad crc", func() []byte { b := good(); b[len(b)-1] ^= 1; return b }, ErrCorruptMessage},
+		{"bad crc", func() []byte { b := good(); b[len(b)-1] ^= 1; return b }, record.ErrCorruptMessage},
 		// Kafka's batch reader finds no complete batch: INVALID_RECORD.
-		{"truncated", func() []byte { b := good(); return b[:len(b)-5] }, ErrInvalidRecord},
-		{"too short", func() []byte { return good()[:20] }, ErrInvalidRecord},
-		{"trailing bytes", func() []byte { return append(good(), good()...) }, ErrInvalidRecord},
-		{"magic 1", func() []byte { b := good(); b[posMagic] = 1; fixCRC(b); return b }, ErrInvalidRecord},
-		{"magic 0", func() []byte { b := good(); b[posMagic] = 0; fixCRC(b); return b }, ErrInvalidRecord},
-		{"too large", func() []byte { return testBatch{n: 3, valueSize: 1000}.build(t) }, ErrMessageTooLarge},
-		{"nonzero base offset", func() []byte { b := good(); b[7] = 5; return b }, ErrInvalidRecord},
-		{"count mismatch", func() []byte { b := good(); b[posNumRecords+3] = 2; fixCRC(b); return b }, ErrInvalidRecord},
+		{"truncated", func() []byte { b := good(); return b[:len(b)-5] }, record.ErrInvalidRecord},
+		{"too short", func() []byte { return good()[:20] }, record.ErrInvalidRecord},
+		{"trailing bytes", func() []byte { return append(good(), good()...) }, record.ErrInvalidRecord},
+		{"magic 1", func() []byte { b := good(); b[record.PosMagic] = 1; fixCRC(b); return b }, record.ErrInvalidRecord},
+		{"magic 0", func() []byte { b := good(); b[record.PosMagic] = 0; fixCRC(b); return b }, record.ErrInvalidRecord},
+		{"too large", func() []byte { return testBatch{n: 3, valueSize: 1000}.build(t) }, record.ErrMessageTooLarge},
+		{"nonzero base offset", func() []byte { b := good(); b[7] = 5; return b }, record.ErrInvalidRecord},
+		{"count mismatch", func() []byte { b := good(); b[record.PosNumRecords+3] = 2; fixCRC(b); return b }, record.ErrInvalidRecord},
 		{"more records than declared", func() []byte {
 			b := good()
-			b[posNumRecords+3], b[posLastOffsetDelta+3] = 2, 1
+			b[record.PosNumRecords+3], b[record.PosLastOffsetDelta+3] = 2, 1
 			fixCRC(b)
 			return b
-		}, ErrInvalidRecord}, // Kafka: "records still remaining in file"
+		}, record.ErrInvalidRecord}, // Kafka: "records still remaining in file"
 		{"zero records", func() []byte {
 			b := good()
-			b[posNumRecords+3], b[posLastOffsetDelta+3] = 0, 0xff
-			for i := posLastOffsetDelta; i < posLastOffsetDelta+3; i++ {
+			b[record.PosNumRecords+3], b[record.PosLastOffsetDelta+3] = 0, 0xff
+			for i := record.PosLastOffsetDelta; i < record.PosLastOffsetDelta+3; i++ {
 				b[i] = 0xff
 			}
 			fixCRC(b)
 			return b
-		}, ErrInvalidRecord},
-		{"control batch", func() []byte { return testBatch{attrs: attrControl}.build(t) }, ErrInvalidRecord},
-		{"transactional", func() []byte { return testBatch{attrs: attrTransactional, pid: 7, epoch: 0, seq: 0}.build(t) }, ErrInvalidRecord},
-		{"negative sequence", func() []byte { return testBatch{pid: 7, epoch: 0, seq: -5}.build(t) }, ErrInvalidRecord},
-		{"timestamp too new", func() []byte { return testBatch{firstTs: testNow.UnixMilli() + 3600001}.build(t) }, ErrInvalidTimestamp},
-		{"producer sets LogAppendTime", func() []byte { return testBatch{attrs: attrLogAppendTime}.build(t) }, ErrInvalidTimestamp},
-		{"unknown codec", func() []byte { b := good(); b[posAttributes+1] |= 5; fixCRC(b); return b }, ErrUnsupportedCompressionType},
+		}, record.ErrInvalidRecord},
+		{"control batch", func() []byte { return testBatch{attrs: record.AttrControl}.build(t) }, record.ErrInvalidRecord},
+		{"transactional", func() []byte { return testBatch{attrs: record.AttrTransactional, pid: 7, epoch: 0, seq: 0}.build(t) }, record.ErrInvalidRecord},
+		{"negative sequence", func() []byte { return testBatch{pid: 7, epoch: 0, seq: -5}.build(t) }, record.ErrInvalidRecord},
+		{"timestamp too new", func() []byte { return testBatch{firstTs: testNow.UnixMilli() + 3600001}.build(t) }, record.ErrInvalidTimestamp},
+		{"producer sets LogAppendTime", func() []byte { return testBatch{attrs: record.AttrLogAppendTime}.build(t) }, record.ErrInvalidTimestamp},
+		{"unknown codec", func() []byte { b := good(); b[record.PosAttributes+1] |= 5; fixCRC(b); return b }, record.ErrUnsupportedCompressionType},
 		{"bad compressed data", func() []byte {
 			b := good()
-			b[posAttributes+1] |= codecGzip
+			b[record.PosAttributes+1] |= byte(record.CodecGzip)
 			fixCRC(b)
 			return b
-		}, ErrCorruptMessage},
+		}, record.ErrCorruptMessage},
 		{"offset delta not 0..n-1", func() []byte {
 			b := good()
 			// record 0 starts at 61: length varint (1 byte), attributes, ts delta (1 byte), offset delta
-			b[batchHeaderSize+3] = 4 // zigzag 2
+			b[record.BatchHeaderSize+3] = 4 // zigzag 2
 			fixCRC(b)
 			return b
-		}, ErrInvalidRecord},
+		}, record.ErrInvalidRecord},
 	}
 	for _, c := range cases {
 		_, err := l.Append(c.mutate(), testNow)
@@ -394,7 +396,7 @@ func TestAppendValidation(t *testing.T) {
 	// Timestamp bounds are relative to the broker clock and configurable.
 	cfg.TimestampBeforeMaxMs = 1000
 	l.SetConfig(cfg)
-	if _, err := l.Append(testBatch{firstTs: testNow.UnixMilli() - 1001}.build(t), testNow); !errors.Is(err, ErrInvalidTimestamp) {
+	if _, err := l.Append(testBatch{firstTs: testNow.UnixMilli() - 1001}.build(t), testNow); !errors.Is(err, record.ErrInvalidTimestamp) {
 		t.Fatalf("old timestamp: %v", err)
 	}
 	mustAppend(t, l, testBatch{firstTs: testNow.UnixMilli() - 1000}.build(t))
@@ -412,10 +414,10 @@ func TestCompressedBatchesStoredAsProduced(t *testing.T) {
 			l, _ := openTestLog(t, DefaultConfig())
 			mustAppend(t, l, testBatch{n: 2}.build(t))
 			b := testBatch{n: 20, valueSize: 300, tag: name, hasCodec: true, codec: codec, tsStep: 3}.build(t)
-			if b[posAttributes+1]&7 == 0 {
+			if b[record.PosAttributes+1]&7 == 0 {
 				t.Fatalf("test batch not compressed")
 			}
-			records := append([]byte(nil), b[batchHeaderSize:]...)
+			records := append([]byte(nil), b[record.BatchHeaderSize:]...)
 			res := mustAppend(t, l, b)
 			if res.BaseOffset != 2 || res.LastOffset != 21 {
 				t.Fatalf("offsets %d-%d", res.BaseOffset, res.LastOffset)
@@ -424,7 +426,7 @@ func TestCompressedBatchesStoredAsProduced(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(rr.Records[batchHeaderSize:]) != string(records) {
+			if string(rr.Records[record.BatchHeaderSize:]) != string(records) {
 				t.Fatalf("compressed records were not stored as produced")
 			}
 			got := decodeBatches(t, rr.Records)
@@ -444,14 +446,14 @@ func TestCreateTimeMaxTimestampIsRecomputed(t *testing.T) {
 	// A producer that sends a wrong batch max timestamp: Kafka stores the real max.
 	mustAppend(t, l, testBatch{n: 3, tsStep: 10, maxTs: testNow.UnixMilli() + 1}.build(t))
 	rr, _ := l.Read(0, 1<<20, true)
-	if got := int64(beUint64(rr.Records[posMaxTimestamp:])); got != testNow.UnixMilli()+20 {
+	if got := int64(beUint64(rr.Records[record.PosMaxTimestamp:])); got != testNow.UnixMilli()+20 {
 		t.Fatalf("max timestamp %d", got)
 	}
 	decodeBatches(t, rr.Records) // checks the CRC was recomputed
 }
 
 func beUint64(b []byte) uint64 {
-	return uint64(beUint32(b))<<32 | uint64(beUint32(b[4:]))
+	return binary.BigEndian.Uint64(b)
 }
 
 func TestLogAppendTime(t *testing.T) {
@@ -467,7 +469,7 @@ func TestLogAppendTime(t *testing.T) {
 		t.Fatalf("LogAppendTime %d", res.LogAppendTime)
 	}
 	rr, _ := l.Read(0, 1<<20, true)
-	if rr.Records[posAttributes+1]&attrLogAppendTime == 0 {
+	if rr.Records[record.PosAttributes+1]&record.AttrLogAppendTime == 0 {
 		t.Fatalf("timestamp type attribute not set")
 	}
 	for _, r := range decodeBatches(t, rr.Records) {

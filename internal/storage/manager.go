@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -47,6 +48,12 @@ type Manager struct {
 
 	deleting sync.WaitGroup
 	cleaning atomic.Bool // a RunCleaner is running
+
+	// FlushCheckIntervalMs is log.flush.scheduler.interval.ms: how often
+	// RunRetention's flusher flushes the logs whose flush.ms has passed. Kafka's
+	// default, Long.MAX (what OpenManager sets), turns the check off. Set it
+	// before RunRetention starts.
+	FlushCheckIntervalMs int64
 }
 
 // OpenManager remembers dirs, creating them, and starts removing directories a
@@ -59,7 +66,7 @@ func OpenManager(dirs []string, logger *slog.Logger) (*Manager, error) {
 		logger = slog.Default()
 	}
 	m := &Manager{dirs: append([]string(nil), dirs...), logger: logger, logs: map[partitionKey]*Log{},
-		deferred: map[partitionKey]func() error{}, found: map[string]bool{}}
+		deferred: map[partitionKey]func() error{}, found: map[string]bool{}, FlushCheckIntervalMs: math.MaxInt64}
 	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("%w: creating log dir %s: %v", ErrStorage, d, err)
@@ -306,16 +313,30 @@ const DefaultCleanerBackoff = 15 * time.Second
 // RunRetention runs EnforceRetention on every log every interval
 // (log.retention.check.interval.ms) until ctx ends, opening deferred logs at
 // the first check. It also runs the log cleaner
-// (RunCleaner with DefaultCleanerBackoff) for as long as it runs, so that
+// (RunCleaner with DefaultCleanerBackoff) and, when FlushCheckIntervalMs
+// turns it on, the periodic flush check for as long as it runs, so that
 // starting retention starts every background log task, as Kafka's LogManager
 // does.
 func (m *Manager) RunRetention(ctx context.Context, interval time.Duration) {
-	cleanerDone := make(chan struct{})
-	go func() {
-		defer close(cleanerDone)
-		m.RunCleaner(ctx, DefaultCleanerBackoff)
-	}()
-	defer func() { <-cleanerDone }()
+	var background sync.WaitGroup
+	background.Go(func() { m.RunCleaner(ctx, DefaultCleanerBackoff) })
+	background.Go(func() { m.runFlusher(ctx) })
+	defer background.Wait()
+	everyTick(ctx, interval, func(now time.Time) {
+		m.openDeferred(ctx)
+		for _, l := range m.openLogs() {
+			n, err := l.EnforceRetention(now)
+			if err != nil && !errors.Is(err, ErrClosed) {
+				m.logger.Warn("log retention", "dir", l.dir, "err", err)
+			} else if n > 0 {
+				m.logger.Info("deleted log segments", "dir", l.dir, "segments", n)
+			}
+		}
+	})
+}
+
+// everyTick calls fn every interval until ctx ends.
+func everyTick(ctx context.Context, interval time.Duration, fn func(now time.Time)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -323,15 +344,7 @@ func (m *Manager) RunRetention(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			m.openDeferred(ctx)
-			for _, l := range m.openLogs() {
-				n, err := l.EnforceRetention(now)
-				if err != nil && !errors.Is(err, ErrClosed) {
-					m.logger.Warn("log retention", "dir", l.dir, "err", err)
-				} else if n > 0 {
-					m.logger.Info("deleted log segments", "dir", l.dir, "segments", n)
-				}
-			}
+			fn(now)
 		}
 	}
 }
@@ -446,21 +459,7 @@ func writeTopicID(dir string, id [16]byte) error {
 	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, content) {
 		return nil
 	}
-	tmp := p + ".tmp"
-	f, err := os.Create(tmp)
-	if err == nil {
-		_, err = f.Write(content)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
+	if err := replaceFile(p, content); err != nil {
 		return fmt.Errorf("%w: writing %s: %v", ErrStorage, p, err)
 	}
 	return nil

@@ -2,7 +2,8 @@ package storage
 
 import (
 	"fmt"
-	"math"
+
+	"kbroker/internal/record"
 )
 
 // batchesToRetain is how many recent batches per producer are remembered for
@@ -148,23 +149,16 @@ func (ps *producerState) lastOffsets() map[int64]int64 {
 	return out
 }
 
-func decrementSequence(seq, delta int32) int32 {
-	if seq < delta {
-		return math.MaxInt32 - (delta - seq) + 1
-	}
-	return seq - delta
-}
-
 // apply records a batch read back from the log (recovery, snapshot replay).
-func (ps *producerState) apply(h *batchHeader) {
-	if h.producerID < 0 || h.attributes&attrControl != 0 {
+func (ps *producerState) apply(h *record.BatchHeader) {
+	if h.ProducerID < 0 || h.IsControl() {
 		return
 	}
-	ps.update(h.producerID, h.producerEpoch, batchMeta{
-		firstSeq:     h.baseSequence,
-		lastSeq:      incrementSequence(h.baseSequence, int32(h.lastOffset-h.baseOffset)),
-		firstOffset:  h.baseOffset,
-		lastOffset:   h.lastOffset,
-		maxTimestamp: h.maxTimestamp,
+	ps.update(h.ProducerID, h.ProducerEpoch, batchMeta{
+		firstSeq:     h.BaseSequence,
+		lastSeq:      record.IncrementSequence(h.BaseSequence, int32(h.LastOffset-h.BaseOffset)),
+		firstOffset:  h.BaseOffset,
+		lastOffset:   h.LastOffset,
+		maxTimestamp: h.MaxTimestamp,
 	})
 }

@@ -1,12 +1,13 @@
 package storage
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sort"
 
 	"kbroker/internal/bufpool"
+
+	"kbroker/internal/record"
 )
 
 // ReadResult is what Read returns to the Fetch handler.
@@ -56,12 +57,24 @@ const maxReadRetries = 3
 
 // Read returns whole record batches starting with the batch that contains offset,
 // at most maxBytes, except that if the first batch is larger than maxBytes it is
-// returned anyway when minOneBatch (KIP-74). offset == HighWatermark returns no
-// bytes and no error; offset outside [LogStartOffset, HighWatermark] ->
-// ErrOffsetOutOfRange.
+// returned anyway when minOneBatch (KIP-74). It reads what consumers may see:
+// nothing at or past the high watermark (ReadUpTo with HighWatermark).
+// offset == LogEndOffset returns no bytes and no error, as does an offset
+// between the high watermark and the log end; offset outside [LogStartOffset,
+// LogEndOffset] -> ErrOffsetOutOfRange.
 func (l *Log) Read(offset int64, maxBytes int32, minOneBatch bool) (ReadResult, error) {
+	return l.ReadUpTo(offset, maxBytes, minOneBatch, l.hw.Load())
+}
+
+// ReadUpTo is Read bounded by upTo instead of the high watermark: no batch
+// holding an offset at or past upTo is returned (the bound is clamped to the
+// log end offset). A follower's fetch passes LogEndOffset; a read_committed
+// consumer will pass the last stable offset. Whole batches only: a batch
+// straddling the bound is left out, as Kafka's segment read stops at the
+// position of the batch holding its max offset.
+func (l *Log) ReadUpTo(offset int64, maxBytes int32, minOneBatch bool, upTo int64) (ReadResult, error) {
 	for attempt := 0; ; attempt++ {
-		res, err := l.read(offset, maxBytes, minOneBatch)
+		res, err := l.read(offset, maxBytes, minOneBatch, upTo)
 		if errors.Is(err, errSegmentGone) && attempt < maxReadRetries {
 			continue
 		}
@@ -72,60 +85,72 @@ func (l *Log) Read(offset int64, maxBytes int32, minOneBatch bool) (ReadResult, 
 	}
 }
 
-func (l *Log) read(offset int64, maxBytes int32, minOneBatch bool) (ReadResult, error) {
+func (l *Log) read(offset int64, maxBytes int32, minOneBatch bool, upTo int64) (ReadResult, error) {
 	v, err := l.view()
 	if err != nil {
 		return ReadResult{}, err
 	}
-	res := ReadResult{HighWatermark: v.end.offset, LogStartOffset: v.logStart}
+	res := ReadResult{HighWatermark: min(l.hw.Load(), v.end.offset), LogStartOffset: v.logStart}
 	if offset == v.end.offset {
 		return res, nil
 	}
 	if offset < v.logStart || offset > v.end.offset {
 		return res, fmt.Errorf("%w: offset %d is outside [%d, %d]", ErrOffsetOutOfRange, offset, v.logStart, v.end.offset)
 	}
+	bound := min(upTo, v.end.offset)
+	if offset >= bound {
+		return res, nil
+	}
 	for i := v.segmentFor(offset); i < len(v.segs); i++ {
 		s := v.segs[i]
-		lim := v.limit(s)
+		lim, bounded, err := v.boundedLimit(i, bound)
+		if err != nil {
+			return res, err
+		}
 		pos, h, ok, err := s.findBatch(offset, lim)
 		if err != nil {
 			return res, err
 		}
 		if !ok {
-			if s == v.end.seg {
+			if s == v.end.seg || bounded {
 				break
 			}
 			continue
 		}
 		n := min(int64(maxBytes), lim-pos)
-		if n < h.size {
+		if n < h.Size {
 			if !minOneBatch {
 				return res, nil
 			}
-			n = h.size
+			n = h.Size
 		}
 		// Pooled: the fetch path returns it once the response is encoded.
 		buf := bufpool.Get(int(n))
 		if err := s.readAt(buf, pos); err != nil {
 			return res, err
 		}
-		res.Records = buf[:wholeBatches(buf)]
+		res.Records = buf[:record.WholeBatches(buf)]
 		return res, nil
 	}
 	return res, nil
 }
 
-// wholeBatches returns the length of the prefix of b made of complete batches.
-func wholeBatches(b []byte) int {
-	n := 0
-	for len(b)-n >= logOverhead {
-		size := int(int32(binary.BigEndian.Uint32(b[n+posLength:]))) + logOverhead
-		if size < logOverhead || n+size > len(b) {
-			break
-		}
-		n += size
+// boundedLimit is how far a reader bounded by offset bound may read in
+// segment i: the segment's limit, or, in the segment holding bound, the
+// position of the first batch that reaches it (bounded true). The search runs
+// only when bound is below the segment's end, never for a read up to the log
+// end.
+func (v *view) boundedLimit(i int, bound int64) (lim int64, bounded bool, err error) {
+	s := v.segs[i]
+	lim = v.limit(s)
+	if bound == v.end.offset || (i+1 < len(v.segs) && v.segs[i+1].base <= bound) {
+		return lim, false, nil
 	}
-	return n
+	pos, _, ok, err := s.findBatch(bound, lim)
+	if err != nil || !ok {
+		return lim, false, err
+	}
+	return pos, true, nil
 }
 
 // OffsetForTimestamp returns the earliest offset whose record timestamp >= ts, and
@@ -162,13 +187,13 @@ func (l *Log) offsetForTimestamp(ts int64) (int64, int64, bool, error) {
 			return 0, 0, false, err
 		}
 		for found && pos < lim {
-			if h.maxTimestamp >= ts && h.lastOffset >= v.logStart {
+			if h.MaxTimestamp >= ts && h.LastOffset >= v.logStart {
 				off, rts, hit, err := s.firstRecordAtOrAfter(pos, h, ts, v.logStart)
 				if err != nil || hit {
 					return off, rts, hit, err
 				}
 			}
-			pos += h.size
+			pos += h.Size
 			if pos >= lim {
 				break
 			}
@@ -182,16 +207,16 @@ func (l *Log) offsetForTimestamp(ts int64) (int64, int64, bool, error) {
 
 // firstRecordAtOrAfter reads the batch at pos and returns its first record with
 // timestamp >= ts and offset >= minOffset.
-func (s *segment) firstRecordAtOrAfter(pos int64, h batchHeader, ts, minOffset int64) (int64, int64, bool, error) {
-	buf := make([]byte, h.size)
+func (s *segment) firstRecordAtOrAfter(pos int64, h record.BatchHeader, ts, minOffset int64) (int64, int64, bool, error) {
+	buf := make([]byte, h.Size)
 	if err := s.readAt(buf, pos); err != nil {
 		return 0, 0, false, err
 	}
 	var off, rts int64
 	hit := false
-	err := recordTimestamps(buf, func(delta int32, t int64) bool {
-		if t >= ts && h.baseOffset+int64(delta) >= minOffset {
-			off, rts, hit = h.baseOffset+int64(delta), t, true
+	err := record.Timestamps(buf, func(delta int32, t int64) bool {
+		if t >= ts && h.BaseOffset+int64(delta) >= minOffset {
+			off, rts, hit = h.BaseOffset+int64(delta), t, true
 			return false
 		}
 		return true
@@ -234,14 +259,14 @@ func (l *Log) maxTimestamp() (int64, int64, error) {
 	if err != nil || !ok {
 		return -1, -1, err
 	}
-	off, ts, hit, err := best.firstRecordAtOrAfter(pos, h, bestTs, h.baseOffset)
+	off, ts, hit, err := best.firstRecordAtOrAfter(pos, h, bestTs, h.BaseOffset)
 	if err != nil {
 		return 0, 0, err
 	}
 	if !hit || ts != bestTs {
 		// No record has exactly the batch's max timestamp (not possible for batches
 		// this broker validated); report the batch's last offset, as Kafka 3.7 did.
-		return h.lastOffset, bestTs, nil
+		return h.LastOffset, bestTs, nil
 	}
 	return off, ts, nil
 }

@@ -59,18 +59,26 @@ func (l *Log) EnforceRetention(now time.Time) (int, error) {
 
 // deleteOldest deletes the longest prefix of segments satisfying pred. The last
 // segment counts only if non-empty; if it is included, a new active segment is
-// rolled first so the log always has one (Kafka's deleteSegments).
+// rolled first so the log always has one (Kafka's deleteSegments). As in
+// Kafka's UnifiedLog.deletableSegments, a segment holding offsets at or above
+// the high watermark is kept: they are not committed yet (on a log that is
+// not replicated the high watermark is the log end, so this never binds).
 func (l *Log) deleteOldest(pred func(s *segment, size int64) bool) (int, error) {
 	l.mu.RLock()
 	segs := l.segs
 	l.mu.RUnlock()
+	hw, end := l.hw.Load(), l.end.Load().offset
 	n := 0
 	for i, s := range segs {
 		size := s.size.Load()
 		if i == len(segs)-1 && size == 0 {
 			break
 		}
-		if !pred(s, size) {
+		next := end
+		if i+1 < len(segs) {
+			next = segs[i+1].base
+		}
+		if next > hw || !pred(s, size) {
 			break
 		}
 		n++

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"kbroker/internal/record"
 )
 
 // segment is one <base>.log file with its .index and .timeindex.
@@ -152,24 +154,24 @@ func (s *segment) truncate(size int64) error {
 var errSegmentGone = errors.New("segment deleted")
 
 // readHeader reads and parses the batch header at pos (pos < limit).
-func (s *segment) readHeader(pos, limit int64) (batchHeader, error) {
-	if limit-pos < batchHeaderSize {
-		return batchHeader{}, fmt.Errorf("%w: partial batch header at %s.log:%d", ErrCorruptMessage, s.path, pos)
+func (s *segment) readHeader(pos, limit int64) (record.BatchHeader, error) {
+	if limit-pos < record.BatchHeaderSize {
+		return record.BatchHeader{}, fmt.Errorf("%w: partial batch header at %s.log:%d", record.ErrCorruptMessage, s.path, pos)
 	}
-	var b [batchHeaderSize]byte
+	var b [record.BatchHeaderSize]byte
 	if err := s.readAt(b[:], pos); err != nil {
-		return batchHeader{}, err
+		return record.BatchHeader{}, err
 	}
-	h, ok := parseHeader(b[:])
-	if !ok || pos+h.size > limit {
-		return batchHeader{}, fmt.Errorf("%w: bad batch header at %s.log:%d", ErrCorruptMessage, s.path, pos)
+	h, ok := record.ParseHeader(b[:])
+	if !ok || pos+h.Size > limit {
+		return record.BatchHeader{}, fmt.Errorf("%w: bad batch header at %s.log:%d", record.ErrCorruptMessage, s.path, pos)
 	}
 	return h, nil
 }
 
 // findBatch returns the position and header of the first batch (before limit) whose
 // last offset is >= target, using the offset index to skip ahead. ok=false if none.
-func (s *segment) findBatch(target, limit int64) (pos int64, h batchHeader, ok bool, err error) {
+func (s *segment) findBatch(target, limit int64) (pos int64, h record.BatchHeader, ok bool, err error) {
 	if err := s.ensureIndex(); err != nil {
 		return 0, h, false, err
 	}
@@ -182,16 +184,16 @@ func (s *segment) findBatch(target, limit int64) (pos int64, h batchHeader, ok b
 		if h, err = s.readHeader(pos, limit); err != nil {
 			return 0, h, false, err
 		}
-		if first && pos > 0 && h.baseOffset > target {
+		if first && pos > 0 && h.BaseOffset > target {
 			// The index pointed past the target: it is stale. Scan from the start.
 			pos, first = 0, false
 			continue
 		}
 		first = false
-		if h.lastOffset >= target {
+		if h.LastOffset >= target {
 			return pos, h, true, nil
 		}
-		pos += h.size
+		pos += h.Size
 	}
 	return pos, h, false, nil
 }
@@ -267,8 +269,8 @@ func (s *segment) rebuildIndexLocked(interval int32) error {
 			return err
 		}
 		s.indexBatch(&h, pos, &since, interval)
-		lastOff = h.lastOffset
-		pos += h.size
+		lastOff = h.LastOffset
+		pos += h.Size
 	}
 	s.lastOffset = lastOff
 	s.loaded = true
@@ -279,16 +281,16 @@ func (s *segment) rebuildIndexLocked(interval int32) error {
 // track the max timestamp, and once more than index.interval.bytes were written
 // since the last entry, index this batch (its last offset -> its position) in the
 // offset index and the current max timestamp in the time index.
-func (s *segment) indexBatch(h *batchHeader, pos int64, since *int64, interval int32) {
-	if h.maxTimestamp > s.maxTs {
-		s.maxTs, s.maxTsOff = h.maxTimestamp, h.lastOffset
+func (s *segment) indexBatch(h *record.BatchHeader, pos int64, since *int64, interval int32) {
+	if h.MaxTimestamp > s.maxTs {
+		s.maxTs, s.maxTsOff = h.MaxTimestamp, h.LastOffset
 	}
 	if *since > int64(interval) {
-		s.appendOffsetEntry(int32(h.lastOffset-s.base), int32(pos))
+		s.appendOffsetEntry(int32(h.LastOffset-s.base), int32(pos))
 		s.appendTimeEntry(s.maxTs, int32(s.maxTsOff-s.base))
 		*since = 0
 	}
-	*since += h.size
+	*since += h.Size
 }
 
 // largestTimestamp is what retention.ms compares against (Kafka: the max record

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"kbroker/internal/record"
 )
 
 // Producer state snapshots: "<offset, 20 digits>.snapshot" holds the idempotent
@@ -36,6 +38,8 @@ const (
 )
 
 var errBadSnapshot = errors.New("bad producer state snapshot")
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func snapshotPath(dir string, offset int64) string {
 	return filepath.Join(dir, fmt.Sprintf("%020d%s", offset, snapshotSuffix))
@@ -97,7 +101,7 @@ func decodeSnapshot(b []byte) (*producerState, error) {
 			return nil, fmt.Errorf("%w: entry for producer %d", errBadSnapshot, pid)
 		}
 		ps.update(pid, epoch, batchMeta{
-			firstSeq: decrementSequence(lastSeq, delta), lastSeq: lastSeq,
+			firstSeq: record.DecrementSequence(lastSeq, delta), lastSeq: lastSeq,
 			firstOffset: lastOffset - int64(delta), lastOffset: lastOffset, maxTimestamp: ts,
 		})
 	}
@@ -139,26 +143,11 @@ func loadLatestSnapshot(dir string) (offset int64, ps *producerState, ok bool) {
 	return -1, nil, false
 }
 
-// writeSnapshot writes a snapshot file durably (temporary file, fsync, rename),
-// then removes all but the newest snapshotsKept.
+// writeSnapshot writes a snapshot file durably (replaceFile), then removes all
+// but the newest snapshotsKept.
 func writeSnapshot(dir string, offset int64, data []byte) error {
 	p := snapshotPath(dir, offset)
-	tmp := p + ".tmp"
-	f, err := os.Create(tmp)
-	if err == nil {
-		_, err = f.Write(data)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := replaceFile(p, data); err != nil {
 		return fmt.Errorf("%w: writing producer snapshot %s: %v", ErrStorage, p, err)
 	}
 	offs := listSnapshots(dir)

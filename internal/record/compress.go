@@ -1,4 +1,4 @@
-package storage
+package record
 
 import (
 	"bytes"
@@ -26,21 +26,21 @@ var errTooLarge = errors.New("decompressed batch exceeds the broker's bound")
 // decompress inflates the records section of a batch. Java producers frame snappy
 // with xerial's stream format; a raw snappy block is accepted too, as snappy-java's
 // reader does.
-func decompress(codec int8, src []byte) ([]byte, error) {
+func decompress(codec Codec, src []byte) ([]byte, error) {
 	limit := maxDecompressedBatchBytes
 	switch codec {
-	case codecGzip:
+	case CodecGzip:
 		zr, err := gzip.NewReader(bytes.NewReader(src))
 		if err != nil {
 			return nil, err
 		}
 		defer zr.Close()
 		return readBounded(zr, limit)
-	case codecLz4:
+	case CodecLz4:
 		return readBounded(lz4.NewReader(bytes.NewReader(src)), limit)
-	case codecSnappy:
+	case CodecSnappy:
 		return decompressSnappy(src, limit)
-	case codecZstd:
+	case CodecZstd:
 		d := zstdDecoders.Get().(*zstd.Decoder)
 		defer zstdDecoders.Put(d)
 		out, err := d.DecodeAll(src, nil)
@@ -125,9 +125,9 @@ func snappyBlock(dst, block []byte, limit int) ([]byte, error) {
 // gzip, xerial-framed snappy (snappy-java's SnappyOutputStream, which Java clients
 // expect), an LZ4 frame with independent 64 KiB blocks and no checksums (Kafka's
 // KafkaLZ4BlockOutputStream), or a zstd frame.
-func compress(codec int8, level int, src []byte) ([]byte, error) {
+func compress(codec Codec, level int, src []byte) ([]byte, error) {
 	switch codec {
-	case codecGzip:
+	case CodecGzip:
 		if level != -1 && (level < 1 || level > 9) {
 			return nil, fmt.Errorf("gzip level %d", level)
 		}
@@ -143,16 +143,10 @@ func compress(codec int8, level int, src []byte) ([]byte, error) {
 			zw.Reset(&buf)
 		}
 		defer pool.Put(zw)
-		if _, err := zw.Write(src); err != nil {
-			return nil, err
-		}
-		if err := zw.Close(); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
-	case codecSnappy:
+		return writeAll(zw, &buf, src)
+	case CodecSnappy:
 		return compressXerial(src), nil
-	case codecLz4:
+	case CodecLz4:
 		var buf bytes.Buffer
 		pool := &lz4Writers[min(max(level, 1), 9)]
 		zw, _ := pool.Get().(*lz4.Writer)
@@ -166,14 +160,8 @@ func compress(codec int8, level int, src []byte) ([]byte, error) {
 			zw.Reset(&buf) // keeps the options
 		}
 		defer pool.Put(zw)
-		if _, err := zw.Write(src); err != nil {
-			return nil, err
-		}
-		if err := zw.Close(); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
-	case codecZstd:
+		return writeAll(zw, &buf, src)
+	case CodecZstd:
 		enc, err := zstdEncoder(level)
 		if err != nil {
 			return nil, err
@@ -181,6 +169,18 @@ func compress(codec int8, level int, src []byte) ([]byte, error) {
 		return enc.EncodeAll(src, nil), nil
 	}
 	return nil, fmt.Errorf("unknown compression codec %d", codec)
+}
+
+// writeAll compresses src through w, which writes to buf, and returns buf's
+// bytes once w is closed (flushed).
+func writeAll(w io.WriteCloser, buf *bytes.Buffer, src []byte) ([]byte, error) {
+	if _, err := w.Write(src); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // Writers are reused per level: a gzip writer allocates about 1 MiB of state.
@@ -238,17 +238,4 @@ func zstdEncoder(level int) (*zstd.Encoder, error) {
 	}
 	zstdEncoders.byLevel[level] = e
 	return e, nil
-}
-
-// levelFor is the topic's configured level of codec.
-func (c *Config) levelFor(codec int8) int {
-	switch codec {
-	case codecGzip:
-		return c.GzipLevel
-	case codecLz4:
-		return c.Lz4Level
-	case codecZstd:
-		return c.ZstdLevel
-	}
-	return 0
 }
