@@ -127,6 +127,7 @@ func (b *Broker) Start() (err error) {
 	if b.logs, err = storage.OpenManager(b.cfg.LogDirs, b.loggers.Logger("kbroker.storage")); err != nil {
 		return err
 	}
+	b.logs.FlushCheckIntervalMs = partitions.FlushCheckInterval(b.cfg.Props)
 	passwords, err := b.passwordEncoder()
 	if err != nil {
 		return err

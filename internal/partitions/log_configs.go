@@ -126,21 +126,13 @@ func StorageConfig(l config.Layers) storage.Config {
 	c.ZstdLevel = int(long("compression.zstd.level"))
 	// An unparsable value gives 0, which storage replaces by its default.
 	c.ProducerIDExpirationMs, _ = strconv.ParseInt(strings.TrimSpace(config.BrokerValue("producer.id.expiration.ms", l)), 10, 64)
+	// Kafka's flush.messages and flush.ms, with the broker defaults
+	// log.flush.interval.messages and log.flush.interval.ms (which falls
+	// back to log.flush.scheduler.interval.ms): a log forces its appends to
+	// disk after that many records, or that long after its last flush.
+	c.FlushMessages = long("flush.messages")
+	c.FlushMs = long("flush.ms")
 	return c
-}
-
-// Flush is when a log forces its appends to disk (Kafka's flush.messages
-// and flush.ms, with the broker defaults log.flush.interval.messages and
-// log.flush.interval.ms, which falls back to
-// log.flush.scheduler.interval.ms): after Messages records, or Ms
-// milliseconds after the last flush. StorageConfig hands them to the log as
-// storage.Config's FlushMessages and FlushMs once storage has those
-// settings.
-type Flush struct{ Messages, Ms int64 }
-
-// FlushSettings resolves a topic's Flush from its effective configs.
-func FlushSettings(l config.Layers) Flush {
-	return Flush{Messages: topicLong("flush.messages", l), Ms: topicLong("flush.ms", l)}
 }
 
 // topicLong is the effective value of an integer topic config (0 if it

@@ -84,15 +84,16 @@ func TestFlushSettingsResolveAsKafka(t *testing.T) {
 	cases := []struct {
 		name   string
 		layers config.Layers
-		want   Flush
+		want   [2]int64 // flush.messages, flush.ms
 	}{
-		{"defaults: never forced", config.Layers{}, Flush{Messages: 9223372036854775807, Ms: 9223372036854775807}},
-		{"broker interval", config.Layers{Static: config.Properties{"log.flush.interval.ms": "1000", "log.flush.interval.messages": "10"}}, Flush{Messages: 10, Ms: 1000}},
-		{"scheduler interval when the flush interval is unset", config.Layers{Static: config.Properties{"log.flush.scheduler.interval.ms": "2000"}}, Flush{Messages: 9223372036854775807, Ms: 2000}},
-		{"topic override", config.Layers{Topic: map[string]string{"flush.ms": "5", "flush.messages": "1"}, ClusterDefault: map[string]string{"log.flush.interval.ms": "1000"}}, Flush{Messages: 1, Ms: 5}},
+		{"defaults: never forced", config.Layers{}, [2]int64{9223372036854775807, 9223372036854775807}},
+		{"broker interval", config.Layers{Static: config.Properties{"log.flush.interval.ms": "1000", "log.flush.interval.messages": "10"}}, [2]int64{10, 1000}},
+		{"scheduler interval when the flush interval is unset", config.Layers{Static: config.Properties{"log.flush.scheduler.interval.ms": "2000"}}, [2]int64{9223372036854775807, 2000}},
+		{"topic override", config.Layers{Topic: map[string]string{"flush.ms": "5", "flush.messages": "1"}, ClusterDefault: map[string]string{"log.flush.interval.ms": "1000"}}, [2]int64{1, 5}},
 	}
 	for _, c := range cases {
-		if got := FlushSettings(c.layers); got != c.want {
+		if cfg := StorageConfig(c.layers); [2]int64{cfg.FlushMessages, cfg.FlushMs} != c.want {
+			got := [2]int64{cfg.FlushMessages, cfg.FlushMs}
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
 		}
 	}
