@@ -8,6 +8,7 @@ import (
 
 	"kbroker/internal/auth"
 	"kbroker/internal/meta"
+	"kbroker/internal/partitions"
 	"kbroker/internal/storage"
 )
 
@@ -31,6 +32,10 @@ var errorTable = []struct {
 	// A log closed under a request: the partition is going away (topic
 	// deleted, broker stopping); the client refreshes metadata and retries.
 	{storage.ErrClosed, kerr.NotLeaderForPartition},
+	{partitions.ErrNotLeader, kerr.NotLeaderForPartition},
+	{partitions.ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch},
+	{partitions.ErrUnknownLeaderEpoch, kerr.UnknownLeaderEpoch},
+	{partitions.ErrNotEnoughReplicas, kerr.NotEnoughReplicas},
 	{meta.ErrTopicExists, kerr.TopicAlreadyExists},
 	{meta.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{meta.ErrInvalidPartions, kerr.InvalidPartitions},
