@@ -1,6 +1,7 @@
 package api
 
-// Fetch handler benchmarks, in-process and without the network:
+// The Fetch handler in-process, without the network, over a real store and
+// real logs: what a long poll is charged, and benchmarks,
 //
 //	go test ./internal/api/ -run '^$' -bench Fetch -benchmem
 //
@@ -33,7 +34,7 @@ import (
 
 // benchServer is a Server over a real bbolt store and real logs, holding
 // topic "t" with the given number of partitions.
-func benchServer(b *testing.B, partitionCount int32) *Server {
+func benchServer(b testing.TB, partitionCount int32) *Server {
 	b.Helper()
 	dir := b.TempDir()
 	cfg, err := config.NewBroker(config.Properties{"log.dirs": dir, "node.id": "1"})
@@ -75,7 +76,7 @@ func oneRecordBatch(size int) []byte {
 }
 
 // produce appends one batch to partition p of "t" through the Produce handler.
-func produce(b *testing.B, s *Server, c *wire.Conn, p int32, batch []byte) {
+func produce(b testing.TB, s *Server, c *wire.Conn, p int32, batch []byte) {
 	req := kmsg.NewPtrProduceRequest()
 	req.Version, req.Acks, req.TimeoutMillis = 9, 1, 1000
 	rt := kmsg.NewProduceRequestTopic()
@@ -111,7 +112,7 @@ func fetchRequest(partitionCount int32, offset int64, maxWaitMs int32) *kmsg.Fet
 
 // fetch runs the Fetch handler and gives the read buffers back, as the
 // connection does once the response is written.
-func fetch(b *testing.B, s *Server, c *wire.Conn, r *wire.Request) *kmsg.FetchResponse {
+func fetch(b testing.TB, s *Server, c *wire.Conn, r *wire.Request) *kmsg.FetchResponse {
 	kresp, err := handleFetch(context.Background(), s, c, r)
 	if err != nil {
 		b.Fatal(err)
@@ -127,6 +128,25 @@ func fetch(b *testing.B, s *Server, c *wire.Conn, r *wire.Request) *kmsg.FetchRe
 		}
 	}
 	return resp
+}
+
+// The time a fetch waits for records is not charged to the client's
+// request-time quota (request_percentage): only the time it works is.
+func TestParkedFetchTimeIsNotCharged(t *testing.T) {
+	s, c := benchServer(t, 2), &wire.Conn{Principal: "User:ANONYMOUS"}
+	const maxWait = 200 * time.Millisecond
+	req := fetchRequest(2, 0, int32(maxWait.Milliseconds()))
+	r := &wire.Request{Key: req.Key(), Version: req.Version, Body: req}
+	start := time.Now()
+	fetch(t, s, c, r)
+	if took := time.Since(start); r.Parked < maxWait/2 || r.Parked > took {
+		t.Fatalf("parked %v of a fetch that waited %v for max_wait_ms %v", r.Parked, took, maxWait)
+	}
+	produce(t, s, c, 1, oneRecordBatch(10))
+	r = &wire.Request{Key: req.Key(), Version: req.Version, Body: req}
+	if fetch(t, s, c, r); r.Parked != 0 {
+		t.Fatalf("a fetch answered at once parked %v", r.Parked)
+	}
 }
 
 func BenchmarkFetchReady(b *testing.B) {
