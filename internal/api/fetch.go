@@ -43,14 +43,14 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 	maxBytes := min(fetchMaxBytes(req), int32(min(s.Quotas.FetchByteCap(quotaUser(c), r.ClientID), 1<<31-1)))
 	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	delayed := s.Logs.Delayed()
-	version := delayed.Version()
+	seen := delayed.Notifications()
 	resp, read, done := s.readFetch(c, req, maxBytes, fromReplica, req.MaxWaitMillis > 0)
 	if done || req.MaxWaitMillis <= 0 || len(read) == 0 {
 		return s.finishFetch(c, r, resp), nil
 	}
 	// Less than min_bytes: wait for appends to the partitions read, and
 	// answer once min_bytes is there or max_wait_ms has passed.
-	completed, parked := delayed.Await(ctx, read, version, deadline, func() bool {
+	completed, parked := delayed.Await(ctx, read, seen, deadline, func() bool {
 		resp, _, done = s.readFetch(c, req, maxBytes, fromReplica, false)
 		return done
 	})

@@ -50,10 +50,10 @@ func NewDelayedQueue[K comparable]() *DelayedQueue[K] {
 	return &DelayedQueue[K]{watchers: map[K]*watch[K]{}}
 }
 
-// Version is the count of notifications so far. Read it before looking at
-// whether an operation can complete, and pass it to Await: a notification
-// between the look and the park is then not missed.
-func (q *DelayedQueue[K]) Version() uint64 { return q.notified.Load() }
+// Notifications is the count of notifications so far. Read it before
+// looking at whether an operation can complete, and pass it to Await: a
+// notification between the look and the park is then not missed.
+func (q *DelayedQueue[K]) Notifications() uint64 { return q.notified.Load() }
 
 // Notify tells the operations watching key that it changed: each tries to
 // complete, on its own goroutine.
@@ -77,21 +77,20 @@ func (q *DelayedQueue[K]) Notify(key K) {
 
 // Await parks an operation on keys until tryComplete reports that it
 // completed (true), or deadline passes or ctx ends (false). tryComplete
-// runs on the caller's goroutine: at once if a key was notified since
-// version (Version, read before the caller last looked), then after each
-// notification of one of keys. parked is the time spent waiting, not
+// runs on the caller's goroutine: at once if anything was notified since
+// seen (Notifications, read before the caller last looked), then after
+// each notification of one of keys. parked is the time spent waiting, not
 // trying, which request-time quotas do not charge.
-func (q *DelayedQueue[K]) Await(ctx context.Context, keys []K, version uint64, deadline time.Time, tryComplete func() bool) (completed bool, parked time.Duration) {
-	wait := time.Until(deadline)
-	if wait <= 0 || ctx.Err() != nil || len(keys) == 0 {
+func (q *DelayedQueue[K]) Await(ctx context.Context, keys []K, seen uint64, deadline time.Time, tryComplete func() bool) (completed bool, parked time.Duration) {
+	if !time.Now().Before(deadline) || ctx.Err() != nil || len(keys) == 0 {
 		return false, 0
 	}
 	op := q.park(keys)
 	defer q.unpark(op)
-	if q.notified.Load() != version && tryComplete() {
+	if q.notified.Load() != seen && tryComplete() {
 		return true, 0
 	}
-	op.timer.Reset(wait)
+	op.timer.Reset(time.Until(deadline))
 	for {
 		from := time.Now()
 		select {

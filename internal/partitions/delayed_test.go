@@ -16,10 +16,10 @@ type awaitResult struct {
 }
 
 // awaitAsync runs Await on its own goroutine, as a connection would.
-func awaitAsync(ctx context.Context, q *DelayedQueue[int], keys []int, version uint64, wait time.Duration, tryComplete func() bool) <-chan awaitResult {
+func awaitAsync(ctx context.Context, q *DelayedQueue[int], keys []int, seen uint64, wait time.Duration, tryComplete func() bool) <-chan awaitResult {
 	done := make(chan awaitResult, 1)
 	go func() {
-		c, p := q.Await(ctx, keys, version, time.Now().Add(wait), tryComplete)
+		c, p := q.Await(ctx, keys, seen, time.Now().Add(wait), tryComplete)
 		done <- awaitResult{c, p}
 	}()
 	return done
@@ -48,7 +48,7 @@ func assertEmpty(t *testing.T, q *DelayedQueue[int]) {
 func TestDelayedOperationCompletesOnlyWhenItsKeyIsNotifiedAndItsConditionHolds(t *testing.T) {
 	q := NewDelayedQueue[int]()
 	var tries, ready atomic.Int32
-	done := awaitAsync(context.Background(), q, []int{1, 2}, q.Version(), time.Minute, func() bool {
+	done := awaitAsync(context.Background(), q, []int{1, 2}, q.Notifications(), time.Minute, func() bool {
 		tries.Add(1)
 		return ready.Load() == 1
 	})
@@ -87,7 +87,7 @@ func TestDelayedOperationExpiresAtItsDeadline(t *testing.T) {
 	q := NewDelayedQueue[int]()
 	const wait = 100 * time.Millisecond
 	start := time.Now()
-	completed, parked := q.Await(context.Background(), []int{1}, q.Version(), start.Add(wait), func() bool { return true })
+	completed, parked := q.Await(context.Background(), []int{1}, q.Notifications(), start.Add(wait), func() bool { return true })
 	if completed {
 		t.Fatal("completed without a notification")
 	}
@@ -98,7 +98,7 @@ func TestDelayedOperationExpiresAtItsDeadline(t *testing.T) {
 		t.Fatalf("parked %v of a %v wait", parked, wait)
 	}
 	assertEmpty(t, q)
-	if completed, _ := q.Await(context.Background(), []int{1}, q.Version(), time.Now(), func() bool { return true }); completed {
+	if completed, _ := q.Await(context.Background(), []int{1}, q.Notifications(), time.Now(), func() bool { return true }); completed {
 		t.Fatal("a deadline already passed completed")
 	}
 }
@@ -106,7 +106,7 @@ func TestDelayedOperationExpiresAtItsDeadline(t *testing.T) {
 func TestDelayedOperationEndsWithItsContext(t *testing.T) {
 	q := NewDelayedQueue[int]()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := awaitAsync(ctx, q, []int{1}, q.Version(), time.Minute, func() bool { return true })
+	done := awaitAsync(ctx, q, []int{1}, q.Notifications(), time.Minute, func() bool { return true })
 	waitParked(t, q, 1)
 	cancel()
 	select {
@@ -124,16 +124,16 @@ func TestDelayedOperationEndsWithItsContext(t *testing.T) {
 // not missed: the operation tries at once.
 func TestDelayedOperationSeesANotificationBeforeItParked(t *testing.T) {
 	q := NewDelayedQueue[int]()
-	version := q.Version()
+	seen := q.Notifications()
 	q.Notify(7) // before Await, with no one parked yet
 	start := time.Now()
-	completed, _ := q.Await(context.Background(), []int{7}, version, start.Add(time.Minute), func() bool { return true })
+	completed, _ := q.Await(context.Background(), []int{7}, seen, start.Add(time.Minute), func() bool { return true })
 	if !completed || time.Since(start) > 5*time.Second {
 		t.Fatalf("completed %v after %v: the notification before parking was missed", completed, time.Since(start))
 	}
 	// With no notification since the look, it does not try at once.
 	tried := false
-	q.Await(context.Background(), []int{7}, q.Version(), time.Now().Add(10*time.Millisecond), func() bool { tried = true; return true })
+	q.Await(context.Background(), []int{7}, q.Notifications(), time.Now().Add(10*time.Millisecond), func() bool { tried = true; return true })
 	if tried {
 		t.Fatal("tried with nothing notified since the look")
 	}
@@ -155,7 +155,7 @@ func TestManyDelayedOperationsWakeAndLeaveNothing(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			keys := []int{0, 1 + i%10, 1 + i%10} // key 0 shared by all
-			if c, _ := q.Await(context.Background(), keys, q.Version(), time.Now().Add(time.Minute), ready.Load); c {
+			if c, _ := q.Await(context.Background(), keys, q.Notifications(), time.Now().Add(time.Minute), ready.Load); c {
 				completed.Add(1)
 			}
 		}()
@@ -178,7 +178,7 @@ func TestManyDelayedOperationsWakeAndLeaveNothing(t *testing.T) {
 	// Recycled operations carry no stale wake-up or timer: a fresh wait on
 	// a notified key expires at its deadline.
 	for range 100 {
-		if c, _ := q.Await(context.Background(), []int{0}, q.Version(), time.Now().Add(time.Millisecond), func() bool { return true }); c {
+		if c, _ := q.Await(context.Background(), []int{0}, q.Notifications(), time.Now().Add(time.Millisecond), func() bool { return true }); c {
 			t.Fatal("a recycled operation completed without a notification")
 		}
 	}
@@ -206,7 +206,7 @@ func BenchmarkDelayedQueueParkAndWake(b *testing.B) {
 	keys := []int{1}
 	b.ReportAllocs()
 	for b.Loop() {
-		if c, _ := q.Await(context.Background(), keys, q.Version(), time.Now().Add(time.Minute), func() bool { return true }); !c {
+		if c, _ := q.Await(context.Background(), keys, q.Notifications(), time.Now().Add(time.Minute), func() bool { return true }); !c {
 			b.Fatal("not completed")
 		}
 	}

@@ -166,9 +166,9 @@ func TestAppendsAndDeletionsWakeWaitingRequests(t *testing.T) {
 	wait := func(key Key) <-chan bool {
 		done := make(chan bool, 1)
 		q := p.Delayed()
-		version := q.Version()
+		seen := q.Notifications()
 		go func() {
-			c, _ := q.Await(context.Background(), []Key{key}, version, time.Now().Add(time.Minute), func() bool { return true })
+			c, _ := q.Await(context.Background(), []Key{key}, seen, time.Now().Add(time.Minute), func() bool { return true })
 			done <- c
 		}()
 		return done
