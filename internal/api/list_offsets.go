@@ -6,9 +6,9 @@ package api
 // watermark (latest; the last stable offset for read_committed), -3 the
 // record with the largest timestamp (v7+, KIP-734), -4 the earliest local
 // offset (v8+, the log start without tiered storage), -5 the latest tiered
-// offset (v9+; none without tiered storage). A timestamp ≥ 0 gives the first offset whose timestamp is at
-// least it, or -1 when there is none. v0 (old-style offset lists) was
-// removed in Kafka 4 and is not served.
+// offset (v9+; none without tiered storage). A timestamp ≥ 0 gives the
+// first offset whose timestamp is at least it, or -1 when there is none. v0
+// (old-style offset lists) was removed in Kafka 4 and is not served.
 
 import (
 	"context"

@@ -7,10 +7,10 @@ package api
 // offsets assigned here; idempotent producers' sequences are checked per
 // partition and a retried batch is answered with its original offsets
 // without being written again. acks may be 0 (no response; an error closes
-// the connection so the client notices), 1 or -1 (all in-sync replicas,
-// at least min.insync.replicas of them: partitions.AppendAsLeader). v13
-// names topics by id. Transactional batches are refused (no transaction
-// coordinator yet).
+// the connection so the client notices), 1 (the leader's append) or -1
+// (every in-sync replica, at least min.insync.replicas of them:
+// partitions.Partition.AppendAsLeader). v13 names topics by id.
+// Transactional batches are refused (no transaction coordinator yet).
 
 import (
 	"context"
