@@ -12,6 +12,7 @@ import (
 
 	"kbroker/internal/cluster"
 	"kbroker/internal/meta"
+	"kbroker/internal/partitions"
 )
 
 // liveBrokerSet is snap's live brokers. Before this broker's registration
@@ -29,13 +30,13 @@ func (s *Server) liveBrokerSet(snap *meta.Snapshot) map[int32]*meta.Broker {
 func (s *Server) liveBrokers() int { return len(s.liveBrokerSet(s.Store.Snapshot())) }
 
 // checkReplicationFactor applies Kafka's rule (no more replicas than live
-// brokers), then kbroker's own: one replica per partition.
+// brokers), then kbroker's own: no more than partitions keeps in step.
 func (s *Server) checkReplicationFactor(rf int16) error {
 	if live := s.liveBrokers(); int(rf) > live {
 		return newError(kerr.InvalidReplicationFactor, fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.",
 			rf, rf, live))
 	}
-	if rf > 1 {
+	if rf > partitions.MaxReplicationFactor {
 		return newError(kerr.InvalidReplicationFactor, fmt.Sprintf("Replication factor %d is not supported: kbroker keeps one replica of each partition (its leader); use a replication factor of 1 or -1.", rf))
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"kbroker/internal/auth"
 	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
+	"kbroker/internal/partitions"
 	"kbroker/internal/record"
 	"kbroker/internal/storage"
 )
@@ -36,6 +37,10 @@ var errorTable = []struct {
 	// A follower's own check of what it fetched (Kafka has no code for it):
 	// it never answers a client request.
 	{storage.ErrUnexpectedAppendOffset, kerr.UnknownServerError},
+	{partitions.ErrNotLeader, kerr.NotLeaderForPartition},
+	{partitions.ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch},
+	{partitions.ErrUnknownLeaderEpoch, kerr.UnknownLeaderEpoch},
+	{partitions.ErrNotEnoughReplicas, kerr.NotEnoughReplicas},
 	{meta.ErrTopicExists, kerr.TopicAlreadyExists},
 	{meta.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{meta.ErrInvalidPartions, kerr.InvalidPartitions},

@@ -7,24 +7,24 @@ package api
 // except that the first batch of the first partition with data is returned
 // whole even when larger (KIP-74), so a consumer can always make progress.
 // Long polling: when less than min_bytes is available the request waits, up
-// to max_wait_ms, for appends to any requested partition. v13+ names topics
-// by id. Fetch sessions (KIP-227, v7+) are not kept: every answer has
-// session id 0, which tells clients to send full requests; an incremental
-// request for a session we do not know gets FETCH_SESSION_ID_NOT_FOUND.
-// Without transactions, the last stable offset is the high watermark and
-// there are no aborted transactions. Follower fetches are refused (one
-// replica per partition).
+// to max_wait_ms, for appends to any requested partition, in the delayed
+// queue of internal/partitions. v13+ names topics by id. Fetch sessions
+// (KIP-227, v7+) are not kept: every answer has session id 0, which tells
+// clients to send full requests; an incremental request for a session we do
+// not know gets FETCH_SESSION_ID_NOT_FOUND. The high watermark, the last
+// stable offset and the leader epoch check (KIP-320) are the partition's
+// state (internal/partitions), which also refuses follower fetches while
+// every partition has one replica. There are no aborted transactions.
 
 import (
 	"context"
-	"reflect"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/auth"
-	"kbroker/internal/storage"
+	"kbroker/internal/partitions"
 	"kbroker/internal/wire"
 )
 
@@ -42,19 +42,23 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 	// window, so a small quota throttles rather than starves (KAFKA-9677).
 	maxBytes := min(fetchMaxBytes(req), int32(min(s.Quotas.FetchByteCap(quotaUser(c), r.ClientID), 1<<31-1)))
 	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
-	for {
-		resp, changed, done := s.readFetch(c, req, maxBytes, fromReplica)
-		if done || req.MaxWaitMillis <= 0 || len(changed) == 0 {
-			return s.finishFetch(c, r, resp), nil
-		}
-		parkedFrom := time.Now()
-		woken := waitAny(ctx, changed, time.Until(deadline))
-		r.Parked += time.Since(parkedFrom)
-		if !woken {
-			resp, _, _ = s.readFetch(c, req, maxBytes, fromReplica)
-			return s.finishFetch(c, r, resp), nil
-		}
+	delayed := s.Logs.Delayed()
+	seen := delayed.Notifications()
+	resp, read, done := s.readFetch(c, req, maxBytes, fromReplica, req.MaxWaitMillis > 0)
+	if done || req.MaxWaitMillis <= 0 || len(read) == 0 {
+		return s.finishFetch(c, r, resp), nil
 	}
+	// Less than min_bytes: wait for appends to the partitions read, and
+	// answer once min_bytes is there or max_wait_ms has passed.
+	completed, parked := delayed.Await(ctx, read, seen, deadline, func() bool {
+		resp, _, done = s.readFetch(c, req, maxBytes, fromReplica, false)
+		return done
+	})
+	r.Parked += parked
+	if !completed {
+		resp, _, _ = s.readFetch(c, req, maxBytes, fromReplica, false)
+	}
+	return s.finishFetch(c, r, resp), nil
 }
 
 // fetchMaxBytes is the request's response limit (max_bytes, v3+).
@@ -91,14 +95,20 @@ func (s *Server) finishFetch(c *wire.Conn, r *wire.Request, resp *kmsg.FetchResp
 }
 
 // readFetch builds one answer from the logs as they are now. done is true
-// when it should be sent at once (min_bytes reached, or an error); changed
-// holds the logs' append notifications, taken before reading so that an
-// append between the read and the wait is never missed.
-func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32, fromReplica bool) (resp *kmsg.FetchResponse, changed []<-chan struct{}, done bool) {
+// when it should be sent at once (min_bytes reached, or an error). With
+// watch, read names the partitions read, for waiting on them.
+func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32, fromReplica, watch bool) (resp *kmsg.FetchResponse, read []partitions.Key, done bool) {
 	resp = req.ResponseKind().(*kmsg.FetchResponse)
 	snap := s.Store.Snapshot()
 	var total int32
 	resp.Topics = make([]kmsg.FetchResponseTopic, 0, len(req.Topics))
+	if watch {
+		n := 0
+		for _, rt := range req.Topics {
+			n += len(rt.Partitions)
+		}
+		read = make([]partitions.Key, 0, n)
+	}
 	for _, rt := range req.Topics {
 		st := kmsg.NewFetchResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
@@ -110,23 +120,22 @@ func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32,
 			sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 			var err error
 			if fromReplica {
-				err = newError(kerr.NotLeaderForPartition, "kbroker partitions have a single replica; follower fetches are not served")
+				err = s.Logs.FollowerFetch()
 			} else if err = s.topicRefAllowed(c, snap, auth.OpRead, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13}); err == nil {
-				var l *storage.Log
-				if _, l, err = s.resolve(snap, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}); err == nil {
-					err = checkLeaderEpoch(rp.CurrentLeaderEpoch)
+				var pt partitions.Partition
+				if pt, err = s.resolve(snap, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}); err == nil {
+					err = pt.CheckLeaderEpoch(rp.CurrentLeaderEpoch)
 				}
 				if err == nil {
-					changed = append(changed, l.Changed())
-					limit := min(rp.PartitionMaxBytes, maxBytes-total)
-					var res storage.ReadResult
-					res, err = l.Read(rp.FetchOffset, max(limit, 0), total == 0)
-					sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.HighWatermark, res.LogStartOffset
-					if err != nil {
-						sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = l.HighWatermark(), l.HighWatermark(), l.LogStartOffset()
+					if watch {
+						read = append(read, pt.Key)
 					}
-					sp.RecordBatches = res.Records
-					total += int32(len(res.Records))
+					limit := min(rp.PartitionMaxBytes, maxBytes-total)
+					var f partitions.Fetched
+					f, err = pt.Read(rp.FetchOffset, max(limit, 0), total == 0)
+					sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = f.HighWatermark, f.LastStableOffset, f.LogStartOffset
+					sp.RecordBatches = f.Records
+					total += int32(len(f.Records))
 				}
 			}
 			if err != nil {
@@ -140,18 +149,7 @@ func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32,
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	return resp, changed, done || total >= req.MinBytes
-}
-
-// checkLeaderEpoch compares the client's view of the leader epoch with ours
-// (always 0: leadership never moves yet), as KIP-320 asks.
-func checkLeaderEpoch(epoch int32) error {
-	switch {
-	case epoch < 0 || epoch == 0:
-		return nil
-	default:
-		return newError(kerr.UnknownLeaderEpoch, "The leader epoch in the request is newer than the broker's.")
-	}
+	return resp, read, done || total >= req.MinBytes
 }
 
 func (s *Server) countFetched(resp *kmsg.FetchResponse) {
@@ -171,32 +169,4 @@ func (s *Server) countFetched(resp *kmsg.FetchResponse) {
 			s.Metrics.BytesOut.WithLabelValues(name).Add(float64(n))
 		}
 	}
-}
-
-// waitAny waits until one of chans is closed (true), or the timeout or ctx
-// ends (false).
-func waitAny(ctx context.Context, chans []<-chan struct{}, timeout time.Duration) bool {
-	if timeout <= 0 {
-		return false
-	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	if len(chans) == 1 {
-		select {
-		case <-chans[0]:
-			return true
-		case <-timer.C:
-		case <-ctx.Done():
-		}
-		return false
-	}
-	cases := make([]reflect.SelectCase, 0, len(chans)+2)
-	cases = append(cases,
-		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(timer.C)},
-		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
-	for _, ch := range chans {
-		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch)})
-	}
-	chosen, _, _ := reflect.Select(cases)
-	return chosen >= 2
 }

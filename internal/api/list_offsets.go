@@ -3,13 +3,12 @@ package api
 // ListOffsets (key 2), v1–v10.
 //
 // Finds offsets by time: -2 is the log start (earliest), -1 the high
-// watermark (latest; also the last stable offset for read_committed, as
-// there are no transactions), -3 the record with the largest timestamp
-// (v7+, KIP-734), -4 the earliest local offset (v8+, the log start without
-// tiered storage), -5 the latest tiered offset (v9+; none without tiered
-// storage). A timestamp ≥ 0 gives the first offset whose timestamp is at
-// least it, or -1 when there is none. v0 (old-style offset lists) was
-// removed in Kafka 4 and is not served.
+// watermark (latest; the last stable offset for read_committed), -3 the
+// record with the largest timestamp (v7+, KIP-734), -4 the earliest local
+// offset (v8+, the log start without tiered storage), -5 the latest tiered
+// offset (v9+; none without tiered storage). A timestamp ≥ 0 gives the
+// first offset whose timestamp is at least it, or -1 when there is none. v0
+// (old-style offset lists) was removed in Kafka 4 and is not served.
 
 import (
 	"context"
@@ -18,7 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/auth"
-	"kbroker/internal/storage"
+	"kbroker/internal/partitions"
 	"kbroker/internal/wire"
 )
 
@@ -44,26 +43,29 @@ func handleListOffsets(ctx context.Context, s *Server, c *wire.Conn, r *wire.Req
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
-			var l *storage.Log
+			var pt partitions.Partition
 			err := s.topicAllowed(c, auth.OpDescribe, rt.Topic)
 			if err == nil {
-				_, l, err = s.resolve(snap, partitionRef{name: rt.Topic, partition: rp.Partition})
+				pt, err = s.resolve(snap, partitionRef{name: rt.Topic, partition: rp.Partition})
 			}
 			if err == nil {
-				err = checkLeaderEpoch(rp.CurrentLeaderEpoch)
+				err = pt.CheckLeaderEpoch(rp.CurrentLeaderEpoch)
 			}
 			if err == nil && req.ReplicaID >= 0 && req.ReplicaID != -2 {
-				err = newError(kerr.NotLeaderForPartition, "kbroker partitions have a single replica")
+				err = s.Logs.FollowerListOffsets()
 			}
 			if err == nil {
-				sp.LeaderEpoch = 0
+				sp.LeaderEpoch = pt.LeaderEpoch
 				switch rp.Timestamp {
 				case offsetLatest:
-					sp.Offset = l.HighWatermark()
+					sp.Offset = pt.HighWatermark()
+					if req.IsolationLevel == 1 { // read_committed
+						sp.Offset = pt.LastStableOffset()
+					}
 				case offsetEarliest, offsetEarliestLocal:
-					sp.Offset = l.LogStartOffset()
+					sp.Offset = pt.LogStartOffset()
 				case offsetMaxTimestamp:
-					sp.Offset, sp.Timestamp, err = l.MaxTimestamp()
+					sp.Offset, sp.Timestamp, err = pt.MaxTimestamp()
 				case offsetLatestTiered:
 					// No tiered storage: nothing is tiered.
 				default:
@@ -73,7 +75,7 @@ func handleListOffsets(ctx context.Context, s *Server, c *wire.Conn, r *wire.Req
 					}
 					var ok bool
 					var off, ts int64
-					if off, ts, ok, err = l.OffsetForTimestamp(rp.Timestamp); ok {
+					if off, ts, ok, err = pt.OffsetForTimestamp(rp.Timestamp); ok {
 						sp.Offset, sp.Timestamp = off, ts
 					}
 				}

@@ -39,7 +39,7 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
 		for _, t := range snap.Topics {
 			if s.allowed(c, auth.OpDescribe, auth.ResourceTopic, t.Name) { // unauthorized topics are left out
-				resp.Topics = append(resp.Topics, s.topicMetadata(live, t))
+				resp.Topics = append(resp.Topics, s.topicMetadata(snap, live, t))
 			}
 		}
 		s.fillMetadataAuthorizedOps(c, req, resp)
@@ -100,7 +100,7 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
-		resp.Topics = append(resp.Topics, s.topicMetadata(live, t))
+		resp.Topics = append(resp.Topics, s.topicMetadata(snap, live, t))
 	}
 	s.fillMetadataAuthorizedOps(c, req, resp)
 	return resp, nil
@@ -127,28 +127,23 @@ func brokerList(live map[int32]*meta.Broker, listener string) []kmsg.MetadataRes
 	return out
 }
 
-// topicMetadata describes t's partitions with their leaders. A partition
-// whose leader is not live has no leader: LEADER_NOT_AVAILABLE with leader
-// -1, so clients retry until it is back (kbroker keeps one replica, so no
-// other broker can take over).
-func (s *Server) topicMetadata(live map[int32]*meta.Broker, t *meta.Topic) kmsg.MetadataResponseTopic {
+// topicMetadata describes t's partitions with their leaders, replicas and
+// in-sync replicas (partitions.State). A partition whose leader is not live
+// has no leader: LEADER_NOT_AVAILABLE with leader -1, so clients retry
+// until it is back.
+func (s *Server) topicMetadata(snap *meta.Snapshot, live map[int32]*meta.Broker, t *meta.Topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic = &name
 	mt.TopicID = t.ID
 	for p := int32(0); p < t.Partitions; p++ {
-		leader := t.Leader(p, s.nodeID())
+		st := s.Logs.State(snap, t, p, live)
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition = p
-		mp.Leader = leader
-		mp.LeaderEpoch = 0
-		mp.Replicas = []int32{leader}
-		mp.ISR = []int32{leader}
-		if _, ok := live[leader]; !ok {
+		mp.Leader, mp.LeaderEpoch = st.Leader, st.LeaderEpoch
+		mp.Replicas, mp.ISR, mp.OfflineReplicas = st.Replicas, st.ISR, st.OfflineReplicas
+		if st.Leader < 0 {
 			mp.ErrorCode = kerr.LeaderNotAvailable.Code
-			mp.Leader = -1
-			mp.ISR = []int32{}
-			mp.OfflineReplicas = []int32{leader}
 		}
 		mt.Partitions = append(mt.Partitions, mp)
 	}

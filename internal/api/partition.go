@@ -6,7 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kbroker/internal/meta"
-	"kbroker/internal/storage"
+	"kbroker/internal/partitions"
 )
 
 // partitionRef names a partition as a request does: by topic name, or by
@@ -18,27 +18,20 @@ type partitionRef struct {
 	partition int32
 }
 
-// resolve finds the topic and opens the partition's log, or returns the
-// error Kafka gives for a missing topic, id or partition.
-func (s *Server) resolve(snap *meta.Snapshot, ref partitionRef) (*meta.Topic, *storage.Log, error) {
+// resolve finds the topic and the partition this broker leads, or returns
+// the error Kafka gives for a missing topic, id or partition, or one led
+// elsewhere.
+func (s *Server) resolve(snap *meta.Snapshot, ref partitionRef) (partitions.Partition, error) {
 	var t *meta.Topic
 	if ref.byID {
 		if t = snap.TopicIDs[meta.TopicID(ref.id)]; t == nil {
-			return nil, nil, newError(kerr.UnknownTopicID, "This server does not host this topic ID.")
+			return partitions.Partition{}, newError(kerr.UnknownTopicID, "This server does not host this topic ID.")
 		}
 	} else if t = snap.Topics[ref.name]; t == nil {
-		return nil, nil, newError(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")
+		return partitions.Partition{}, newError(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")
 	}
 	if ref.partition < 0 || ref.partition >= t.Partitions {
-		return t, nil, newError(kerr.UnknownTopicOrPartition, fmt.Sprintf("Partition %d of topic %s does not exist.", ref.partition, t.Name))
+		return partitions.Partition{}, newError(kerr.UnknownTopicOrPartition, fmt.Sprintf("Partition %d of topic %s does not exist.", ref.partition, t.Name))
 	}
-	// One replica per partition: only its leader has the log.
-	if leader := t.Leader(ref.partition, s.nodeID()); leader != s.nodeID() {
-		return t, nil, newError(kerr.NotLeaderForPartition, fmt.Sprintf("Broker %d is not the leader of %s-%d; broker %d is.", s.nodeID(), t.Name, ref.partition, leader))
-	}
-	l, err := s.Logs.Log(snap, t, ref.partition)
-	if err != nil {
-		return t, nil, fmt.Errorf("%w: %v", storage.ErrStorage, err)
-	}
-	return t, l, nil
+	return s.Logs.Lead(snap, t, ref.partition)
 }

@@ -7,14 +7,13 @@ package api
 // offsets assigned here; idempotent producers' sequences are checked per
 // partition and a retried batch is answered with its original offsets
 // without being written again. acks may be 0 (no response; an error closes
-// the connection so the client notices), 1 or -1 (the same here: every
-// partition has one replica, so the leader's append is the commit). v13
-// names topics by id. Transactional batches are refused (no transaction
-// coordinator yet).
+// the connection so the client notices), 1 (the leader's append) or -1
+// (every in-sync replica, at least min.insync.replicas of them:
+// partitions.Partition.AppendAsLeader). v13 names topics by id.
+// Transactional batches are refused (no transaction coordinator yet).
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -72,23 +71,17 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 var errAcksZeroFailed = newError(kerr.UnknownServerError, "produce with acks=0 failed; closing the connection so the client notices")
 
 func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, acks int16, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition) error {
-	t, l, err := s.resolve(snap, ref)
+	pt, err := s.resolve(snap, ref)
 	if err != nil {
 		return err
 	}
-	// acks=all needs min.insync.replicas in sync; every partition has one
-	// replica here, so a topic asking for more cannot take acks=all writes.
-	if minISR := s.Logs.MinInsyncReplicas(snap, t.Name); acks == -1 && minISR > 1 {
-		return newError(kerr.NotEnoughReplicas, fmt.Sprintf("The size of the current ISR Set(%d) is insufficient to satisfy the min.isr requirement of %d for partition %s-%d",
-			s.nodeID(), minISR, t.Name, ref.partition))
-	}
-	res, err := l.Append(records, now)
+	res, err := pt.AppendAsLeader(records, now, acks, s.Logs.MinInsyncReplicas(snap, pt.Topic))
 	if err != nil {
 		return err
 	}
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = res.BaseOffset, res.LogAppendTime, res.LogStartOffset
 	if !res.Duplicate {
-		s.Metrics.BytesIn.WithLabelValues(t.Name).Add(float64(len(records)))
+		s.Metrics.BytesIn.WithLabelValues(pt.Topic).Add(float64(len(records)))
 	}
 	return nil
 }

@@ -1,8 +1,3 @@
-// Package partitions keeps the partition logs this broker leads in step with
-// the metadata: it opens a partition's log with the topic's effective
-// configs, applies config changes to open logs (as the dynamic
-// configuration's logs applier, log_configs.go), and deletes the logs of
-// deleted topics.
 package partitions
 
 import (
@@ -18,7 +13,8 @@ import (
 	"kbroker/internal/storage"
 )
 
-// Partitions gives handlers the log of a partition.
+// Partitions gives handlers the partitions this broker leads (Lead) and the
+// state of any partition (State).
 type Partitions struct {
 	broker *config.Broker
 	store  *meta.Store
@@ -26,6 +22,12 @@ type Partitions struct {
 	log    *slog.Logger
 
 	mu sync.Mutex // serialises opening, so a partition is opened once
+
+	// self is the replica set of a partition placed before placement was
+	// recorded: this broker alone.
+	self []int32
+	// delayed holds the requests waiting for a partition to change.
+	delayed *DelayedQueue[Key]
 
 	// onDeleted is called with the name of each topic whose logs were
 	// deleted (the topic was deleted, or recreated with a new ID), so that
@@ -39,14 +41,21 @@ type Partitions struct {
 // logs follow config changes through configs. Each onDeleted function is
 // called with every topic whose logs are deleted, after they are gone.
 func New(b *config.Broker, store *meta.Store, configs *dynconfig.Configs, logs *storage.Manager, log *slog.Logger, onDeleted ...func(topic string)) *Partitions {
-	p := &Partitions{broker: b, store: store, logs: logs, log: log, onDeleted: onDeleted}
+	p := &Partitions{broker: b, store: store, logs: logs, log: log, onDeleted: onDeleted,
+		self: []int32{b.NodeID}, delayed: NewDelayedQueue[Key]()}
 	p.registerLogConfigs(configs)
 	store.OnChange(p.apply)
 	return p
 }
 
+// Delayed is the queue where requests wait for partitions to change: every
+// append through Lead's Partition, and every deleted partition, notifies
+// its Key.
+func (p *Partitions) Delayed() *DelayedQueue[Key] { return p.delayed }
+
 // Log returns the log of partition of t, opening it if needed. The caller
-// has checked that the partition exists in the metadata.
+// has checked that the partition exists in the metadata. Handlers use Lead,
+// whose appends wake the requests waiting on the partition.
 func (p *Partitions) Log(snap *meta.Snapshot, t *meta.Topic, partition int32) (*storage.Log, error) {
 	if l := p.logs.Get(t.Name, partition); l != nil {
 		return l, nil
@@ -127,6 +136,9 @@ func (p *Partitions) apply(ev meta.Event) {
 				p.log.Error("deleting topic logs", "topic", name, "err", err)
 			}
 			p.mu.Unlock()
+			for i := range t.Partitions { // waiting fetches answer at once: the partition is gone
+				p.delayed.Notify(Key{t.ID, i})
+			}
 			for _, fn := range p.onDeleted {
 				fn(name)
 			}

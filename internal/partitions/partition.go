@@ -1,0 +1,104 @@
+package partitions
+
+import (
+	"fmt"
+	"time"
+
+	"kbroker/internal/meta"
+	"kbroker/internal/storage"
+)
+
+// Key names a partition across topic recreations: a topic deleted and
+// created again under its name has a new id, and so new keys.
+type Key struct {
+	Topic     meta.TopicID
+	Partition int32
+}
+
+// Partition is a partition this broker leads, as one request sees it: its
+// replication state and its log. Lead returns one; it is a small value,
+// valid for the request.
+type Partition struct {
+	PartitionState
+	Key   Key
+	Topic string
+
+	log     *storage.Log
+	delayed *DelayedQueue[Key]
+}
+
+// Lead returns partition of t for a request its leader must serve, opening
+// the log if needed; ErrNotLeader when another broker leads it. The caller
+// has checked that the partition exists in snap.
+func (p *Partitions) Lead(snap *meta.Snapshot, t *meta.Topic, partition int32) (Partition, error) {
+	st := p.ledState(t, partition)
+	if self := p.broker.NodeID; st.Leader != self {
+		return Partition{}, &stateError{ErrNotLeader, fmt.Sprintf("Broker %d is not the leader of %s-%d; broker %d is.", self, t.Name, partition, st.Leader)}
+	}
+	l, err := p.Log(snap, t, partition)
+	if err != nil {
+		return Partition{}, fmt.Errorf("%w: %v", storage.ErrStorage, err)
+	}
+	return Partition{PartitionState: st, Key: Key{t.ID, partition}, Topic: t.Name, log: l, delayed: p.delayed}, nil
+}
+
+// HighWatermark is the offset below which records are committed (held by
+// every in-sync replica), the end of what consumers may read. With one
+// replica it is the log end.
+func (pt *Partition) HighWatermark() int64 { return pt.log.HighWatermark() }
+
+// LastStableOffset is the end of what read_committed consumers may read:
+// the first offset of a transaction still open. Without transactions it is
+// the high watermark.
+func (pt *Partition) LastStableOffset() int64 { return pt.HighWatermark() }
+
+// LogStartOffset is the first offset still in the log.
+func (pt *Partition) LogStartOffset() int64 { return pt.log.LogStartOffset() }
+
+// Fetched is what a consumer's read returned, with the partition's offsets
+// as of that read.
+type Fetched struct {
+	Records                                         []byte
+	HighWatermark, LastStableOffset, LogStartOffset int64
+}
+
+// Read returns whole record batches from offset for a consumer, at most
+// maxBytes unless the first is larger and minOneBatch (KIP-74). A consumer
+// reads up to the high watermark, which with one replica is the log end,
+// where the log's read stops. On error the offsets are the current ones.
+func (pt *Partition) Read(offset int64, maxBytes int32, minOneBatch bool) (Fetched, error) {
+	res, err := pt.log.Read(offset, maxBytes, minOneBatch)
+	if err != nil {
+		hw := pt.HighWatermark()
+		return Fetched{HighWatermark: hw, LastStableOffset: hw, LogStartOffset: pt.LogStartOffset()}, err
+	}
+	return Fetched{Records: res.Records, HighWatermark: res.HighWatermark, LastStableOffset: res.HighWatermark, LogStartOffset: res.LogStartOffset}, nil
+}
+
+// AppendAsLeader validates and appends a producer's batch. acks=all (-1)
+// needs min.insync.replicas replicas in sync first; with one replica the
+// leader's append is then the commit, so nothing waits for followers.
+// Operations waiting on the partition are told of the new records.
+func (pt *Partition) AppendAsLeader(batch []byte, now time.Time, acks int16, minInsync int) (storage.AppendResult, error) {
+	if acks == -1 {
+		if err := pt.CheckInSync(minInsync, pt.Topic, pt.Key.Partition); err != nil {
+			return storage.AppendResult{}, err
+		}
+	}
+	res, err := pt.log.Append(batch, now)
+	if err == nil && !res.Duplicate {
+		pt.delayed.Notify(pt.Key)
+	}
+	return res, err
+}
+
+// OffsetForTimestamp is the first record whose timestamp is at least ts
+// (ok false when there is none).
+func (pt *Partition) OffsetForTimestamp(ts int64) (offset, timestamp int64, ok bool, err error) {
+	return pt.log.OffsetForTimestamp(ts)
+}
+
+// MaxTimestamp is the record with the largest timestamp (KIP-734).
+func (pt *Partition) MaxTimestamp() (offset, timestamp int64, err error) {
+	return pt.log.MaxTimestamp()
+}
