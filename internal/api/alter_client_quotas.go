@@ -21,11 +21,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/auth"
 	"kbroker/internal/quota"
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.AlterClientQuotas, 0, 1, handleAlterClientQuotas) }
+func init() {
+	register(kmsg.AlterClientQuotas, 0, 1, handleAlterClientQuotas, catchesUp(), clusterACL(auth.OpAlterConfigs))
+}
 
 func handleAlterClientQuotas(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AlterClientQuotasRequest)

@@ -22,28 +22,6 @@ import (
 	"kbroker/policy"
 )
 
-// handlerFunc answers one request. Per-resource problems go in the response
-// as error codes; a returned error closes the connection.
-type handlerFunc func(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error)
-
-type apiDef struct {
-	min, max int16
-	handle   handlerFunc
-}
-
-var registry = map[int16]apiDef{}
-
-// register is called from each handler file's init.
-func register(key kmsg.Key, min, max int16, h handlerFunc) {
-	if _, dup := registry[int16(key)]; dup {
-		panic("api: " + key.Name() + " registered twice")
-	}
-	if max > key.Request().MaxVersion() {
-		panic("api: " + key.Name() + " registered above what kmsg can decode")
-	}
-	registry[int16(key)] = apiDef{min: min, max: max, handle: h}
-}
-
 // Deps are the services the handlers use.
 type Deps struct {
 	Broker    *config.Broker
@@ -106,9 +84,10 @@ func (s *Server) Supports(key int16) (min, max int16, ok bool) {
 // the other brokers' changes, catch_up.go) and charges its time to the
 // connection's request quota.
 func (s *Server) Handle(ctx context.Context, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
-	s.catchUp(ctx, r) // waiting for etcd is not broker time: not charged
+	d := registry[r.Key]
+	s.catchUp(ctx, d, r) // waiting for etcd is not broker time: not charged
 	start := time.Now()
-	resp, err := registry[r.Key].handle(ctx, s, c, r)
+	resp, err := d.handle(ctx, s, c, r)
 	if err == nil {
 		s.chargeRequestTime(c, r, resp, time.Since(start))
 	}

@@ -17,7 +17,7 @@ import (
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.CreatePartitions, 0, 3, handleCreatePartitions) }
+func init() { register(kmsg.CreatePartitions, 0, 3, handleCreatePartitions, catchesUp()) }
 
 func handleCreatePartitions(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.CreatePartitionsRequest)

@@ -26,7 +26,7 @@ import (
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.CreateTopics, 0, 7, handleCreateTopics) }
+func init() { register(kmsg.CreateTopics, 0, 7, handleCreateTopics, catchesUp()) }
 
 func handleCreateTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.CreateTopicsRequest)

@@ -19,7 +19,7 @@ import (
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.DeleteTopics, 0, 6, handleDeleteTopics) }
+func init() { register(kmsg.DeleteTopics, 0, 6, handleDeleteTopics, catchesUp()) }
 
 func handleDeleteTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DeleteTopicsRequest)

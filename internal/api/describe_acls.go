@@ -23,7 +23,9 @@ import (
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.DescribeACLs, 0, 3, handleDescribeACLs) }
+func init() {
+	register(kmsg.DescribeACLs, 0, 3, handleDescribeACLs, catchesUp(), clusterACL(auth.OpDescribe))
+}
 
 // errSecurityDisabled answers the ACL APIs on a broker without authorizer.
 var errSecurityDisabled = newError(kerr.SecurityDisabled, "No Authorizer is configured on the broker")

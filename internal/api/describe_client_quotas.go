@@ -21,12 +21,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/auth"
 	"kbroker/internal/meta"
 	"kbroker/internal/quota"
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.DescribeClientQuotas, 0, 1, handleDescribeClientQuotas) }
+func init() {
+	register(kmsg.DescribeClientQuotas, 0, 1, handleDescribeClientQuotas, catchesUp(), clusterACL(auth.OpDescribeConfigs))
+}
 
 func handleDescribeClientQuotas(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeClientQuotasRequest)

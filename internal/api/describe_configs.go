@@ -25,7 +25,7 @@ import (
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.DescribeConfigs, 0, 4, handleDescribeConfigs) }
+func init() { register(kmsg.DescribeConfigs, 0, 4, handleDescribeConfigs, catchesUp()) }
 
 func handleDescribeConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeConfigsRequest)

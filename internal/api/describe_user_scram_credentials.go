@@ -23,7 +23,7 @@ import (
 )
 
 func init() {
-	register(kmsg.DescribeUserSCRAMCredentials, 0, 0, handleDescribeUserSCRAMCredentials)
+	register(kmsg.DescribeUserSCRAMCredentials, 0, 0, handleDescribeUserSCRAMCredentials, catchesUp(), clusterACL(auth.OpDescribe))
 }
 
 func handleDescribeUserSCRAMCredentials(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {

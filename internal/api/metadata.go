@@ -25,7 +25,7 @@ import (
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.Metadata, 0, 13, handleMetadata) }
+func init() { register(kmsg.Metadata, 0, 13, handleMetadata, catchesUpWhen(metadataNamesUnknownTopic)) }
 
 func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.MetadataRequest)
