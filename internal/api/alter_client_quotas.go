@@ -128,7 +128,7 @@ func (s *Server) alterQuotas(ctx context.Context, c *wire.Conn, changes []quotaC
 			}
 		}
 		if err := s.Quotas.ValidateChanges(quota.Overrides{paths[j]: next}); err != nil {
-			return nil, newError(kerr.InvalidRequest, err.Error())
+			return nil, err
 		}
 		if validateOnly {
 			return nil, errValidateOnly
@@ -163,7 +163,7 @@ func checkQuotaOps(path string, ops []quotaOp) error {
 			value = 1 // a removal names a key but carries no value to check
 		}
 		if err := quota.ValidateKey(path, op.key, value); err != nil {
-			return newError(kerr.InvalidRequest, err.Error())
+			return err
 		}
 	}
 	return nil

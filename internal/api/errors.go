@@ -8,11 +8,16 @@ import (
 
 	"kbroker/internal/auth"
 	"kbroker/internal/meta"
+	"kbroker/internal/quota"
 	"kbroker/internal/storage"
+	"kbroker/internal/wire"
 )
 
 // errorTable maps the sentinel errors of kbroker's services to Kafka error
-// codes. It is the one place where internal errors become wire errors.
+// codes. It is the one place where internal errors become wire errors: the
+// services say what went wrong, never which Kafka code it is. Every
+// exported Err* of a service package has a row (errors_test.go), or is
+// listed there as one that never reaches a handler.
 var errorTable = []struct {
 	err  error
 	kerr *kerr.Error
@@ -40,6 +45,14 @@ var errorTable = []struct {
 	{auth.ErrTooFewIterations, kerr.UnacceptableCredential},
 	{auth.ErrTooManyIterations, kerr.UnacceptableCredential},
 	{auth.ErrInvalidACL, kerr.InvalidRequest},
+	{auth.ErrUnsupportedMechanism, kerr.UnsupportedSaslMechanism},
+	{auth.ErrIllegalSaslState, kerr.IllegalSaslState},
+	// The SASL state machine of the connection layer.
+	{wire.ErrSASLState, kerr.IllegalSaslState},
+	{wire.ErrSASLMechanism, kerr.UnsupportedSaslMechanism},
+	{wire.ErrSASLAuthentication, kerr.SaslAuthenticationFailed},
+	// A quota entity, key or value the quota package refuses.
+	{quota.ErrInvalid, kerr.InvalidRequest},
 	// The metadata store (etcd) unreachable or contended: the client retries.
 	{meta.ErrUnavailable, kerr.RequestTimedOut},
 	{meta.ErrConflict, kerr.RequestTimedOut},

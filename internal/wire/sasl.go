@@ -27,7 +27,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/auth"
@@ -56,15 +55,31 @@ type connSecurity struct {
 	closeAfter  bool      // send the response being written, then close
 }
 
-// SASLError is a SASL failure with its Kafka error code and the message for
-// the client.
-type SASLError struct {
-	Code *kerr.Error
-	Msg  string
+// The SASL failures of the state machine. Each is wrapped with the message
+// for the client; the API layer's error table turns them into Kafka error
+// codes, so this package only says what went wrong.
+var (
+	// ErrSASLState: a SASL request out of turn (no handshake before it, a
+	// second handshake during an exchange, a token after the exchange ended,
+	// re-authentication with a client too old for it, a listener without
+	// SASL).
+	ErrSASLState = errors.New("illegal SASL state")
+	// ErrSASLMechanism: a mechanism that is not enabled, or a
+	// re-authentication that changes mechanism.
+	ErrSASLMechanism = errors.New("unsupported SASL mechanism")
+	// ErrSASLAuthentication: the credentials were refused, or a
+	// re-authentication changed the principal.
+	ErrSASLAuthentication = errors.New("SASL authentication failed")
+)
+
+// saslError is one of the failures above with the message for the client.
+type saslError struct {
+	kind error
+	msg  string
 }
 
-func (e *SASLError) Error() string { return e.Msg }
-func (e *SASLError) Unwrap() error { return e.Code }
+func (e *saslError) Error() string { return e.msg }
+func (e *saslError) Unwrap() error { return e.kind }
 
 // Host is the client's IP address as text (cached: authorization asks for
 // it on every request).
@@ -87,24 +102,24 @@ func (c *Conn) CloseAfterResponse() { c.sec.closeAfter = true }
 func (c *Conn) SASLHandshake(version int16, mechanism string) ([]string, error) {
 	s := &c.sec
 	if s.mechanisms == nil {
-		return nil, &SASLError{kerr.IllegalSaslState, "SaslHandshake on listener " + c.Listener + ", which has no SASL"}
+		return nil, &saslError{ErrSASLState, "SaslHandshake on listener " + c.Listener + ", which has no SASL"}
 	}
 	enabled := s.mechanisms.Enabled()
 	switch {
 	case s.authed && (version < 1 || s.authVersion < 1):
 		c.CloseAfterResponse()
-		return enabled, &SASLError{kerr.IllegalSaslState, "Re-authentication needs SaslHandshake v1 and SaslAuthenticate v1+"}
+		return enabled, &saslError{ErrSASLState, "Re-authentication needs SaslHandshake v1 and SaslAuthenticate v1+"}
 	case s.authed && mechanism != s.mechanism:
 		c.CloseAfterResponse()
-		return enabled, &SASLError{kerr.UnsupportedSaslMechanism, auth.ReauthMechanismMessage(mechanism, s.mechanism)}
+		return enabled, &saslError{ErrSASLMechanism, auth.ReauthMechanismMessage(mechanism, s.mechanism)}
 	case !s.authed && s.session != nil:
 		c.CloseAfterResponse()
-		return enabled, &SASLError{kerr.IllegalSaslState, "Unexpected SaslHandshake: an exchange is already under way"}
+		return enabled, &saslError{ErrSASLState, "Unexpected SaslHandshake: an exchange is already under way"}
 	}
 	session, err := s.mechanisms.Start(mechanism)
 	if err != nil {
 		c.CloseAfterResponse()
-		return enabled, &SASLError{kerr.UnsupportedSaslMechanism, err.Error()}
+		return enabled, &saslError{ErrSASLMechanism, err.Error()}
 	}
 	s.session, s.mechanism, s.handshakeV = session, mechanism, version
 	s.reauthing = s.authed
@@ -121,7 +136,7 @@ func (c *Conn) SASLAuthenticate(version int16, token []byte) (reply []byte, life
 	s := &c.sec
 	if s.mechanisms == nil || s.session == nil || s.handshakeV < 1 {
 		c.CloseAfterResponse()
-		return nil, 0, &SASLError{kerr.IllegalSaslState, "Unexpected SaslAuthenticate: no SaslHandshake v1 before it"}
+		return nil, 0, &saslError{ErrSASLState, "Unexpected SaslAuthenticate: no SaslHandshake v1 before it"}
 	}
 	reply, done, err := s.session.Step(token)
 	if err != nil {
@@ -146,9 +161,9 @@ func (c *Conn) saslFailure(err error) error {
 	var ae *auth.AuthError
 	if errors.As(err, &ae) {
 		c.log.Info("SASL authentication failed", "mechanism", c.sec.mechanism, "reason", ae.Reason())
-		return &SASLError{kerr.SaslAuthenticationFailed, ae.ClientMessage(c.sec.reauthing)}
+		return &saslError{ErrSASLAuthentication, ae.ClientMessage(c.sec.reauthing)}
 	}
-	return &SASLError{kerr.IllegalSaslState, err.Error()}
+	return &saslError{ErrSASLState, err.Error()}
 }
 
 // finishAuth installs the principal of a completed exchange and starts the
@@ -157,7 +172,7 @@ func (c *Conn) finishAuth(version int16) (lifetimeMs int64, err error) {
 	s := &c.sec
 	principal := auth.UserPrincipal(s.session.AuthorizationID())
 	if s.authed && principal != c.Principal {
-		return 0, &SASLError{kerr.SaslAuthenticationFailed, auth.PrincipalChangedMessage(c.Principal, principal)}
+		return 0, &saslError{ErrSASLAuthentication, auth.PrincipalChangedMessage(c.Principal, principal)}
 	}
 	c.Principal = principal
 	s.authed, s.reauthing, s.session, s.authVersion = true, false, nil, version
