@@ -13,11 +13,13 @@ import (
 
 	"kbroker/internal/auth"
 	"kbroker/internal/config"
+	"kbroker/internal/controller"
 	"kbroker/internal/logging"
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
 	"kbroker/internal/partitions"
 	"kbroker/internal/quota"
+	"kbroker/internal/txn"
 	"kbroker/internal/wire"
 	"kbroker/policy"
 )
@@ -65,14 +67,22 @@ type Controller interface{ Controller() int32 }
 // Server dispatches requests to the handlers. It implements wire.Handler.
 type Server struct {
 	Deps
-	producerIDs producerIDs
+	// controller validates, places and creates topics and partitions.
+	controller  *controller.Controller
+	producerIDs *txn.ProducerIDs
 	topicBase   atomic.Pointer[topicBaseCache]
 	// quotaListings is the last DescribeClientQuotas listing built.
 	quotaListings atomic.Pointer[quotaListing]
 }
 
 // New returns the API server over deps.
-func New(deps Deps) *Server { return &Server{Deps: deps} }
+func New(deps Deps) *Server {
+	return &Server{
+		Deps:        deps,
+		controller:  controller.New(deps.Broker, deps.Store, deps.CreateTopicPolicy, deps.Logger),
+		producerIDs: txn.NewProducerIDs(deps.Store),
+	}
+}
 
 // Supports reports the version range of key (wire.Versions).
 func (s *Server) Supports(key int16) (min, max int16, ok bool) {

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kbroker/internal/auth"
+	"kbroker/internal/controller"
 	"kbroker/internal/meta"
 	"kbroker/internal/quota"
 	"kbroker/internal/storage"
@@ -40,6 +41,13 @@ var errorTable = []struct {
 	{meta.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{meta.ErrInvalidPartions, kerr.InvalidPartitions},
 	{meta.ErrNoCredential, kerr.ResourceNotFound},
+	{controller.ErrInvalidTopic, kerr.InvalidTopicException},
+	{controller.ErrCountsWithAssignment, kerr.InvalidRequest},
+	{controller.ErrInvalidPartitions, kerr.InvalidPartitions},
+	{controller.ErrInvalidReplicationFactor, kerr.InvalidReplicationFactor},
+	{controller.ErrInvalidReplicaAssignment, kerr.InvalidReplicaAssignment},
+	{controller.ErrInvalidConfig, kerr.InvalidConfig},
+	{controller.ErrPolicyViolation, kerr.PolicyViolation},
 	{auth.ErrUnknownScramMechanism, kerr.UnsupportedSaslMechanism},
 	{auth.ErrEmptyUsername, kerr.UnacceptableCredential},
 	{auth.ErrTooFewIterations, kerr.UnacceptableCredential},
@@ -93,8 +101,8 @@ func (e *codeError) Unwrap() error { return e.kerr }
 // newError returns an error carrying code k and message msg.
 func newError(k *kerr.Error, msg string) error { return &codeError{kerr: k, msg: msg} }
 
-// errorIs reports whether err carries the Kafka error k.
+// errorIs reports whether err answers as the Kafka error k.
 func errorIs(err error, k *kerr.Error) bool {
-	var ke *kerr.Error
-	return errors.As(err, &ke) && ke == k
+	code, _ := errorCode(err)
+	return err != nil && code == k.Code
 }

@@ -14,11 +14,12 @@ import (
 // handlers, by import name and directory. A new service package is one
 // more line.
 var serviceErrorPackages = map[string]string{
-	"auth":    "../auth",
-	"meta":    "../meta",
-	"quota":   "../quota",
-	"storage": "../storage",
-	"wire":    "../wire",
+	"auth":       "../auth",
+	"controller": "../controller",
+	"meta":       "../meta",
+	"quota":      "../quota",
+	"storage":    "../storage",
+	"wire":       "../wire",
 }
 
 // sentinelsNoHandlerSees are exported errors that stay inside their

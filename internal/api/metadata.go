@@ -77,7 +77,7 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 			case !s.createAllowed(c, *rt.Topic):
 				err = errTopicAuth
 			default:
-				t, err = s.createTopic(ctx, &topicSpec{name: *rt.Topic, partitions: -1, replicationFactor: -1})
+				t, err = s.autoCreateTopic(ctx, *rt.Topic)
 				if errorIs(err, kerr.TopicAlreadyExists) { // created concurrently
 					if t = s.Store.Snapshot().Topics[*rt.Topic]; t == nil {
 						// by another broker, and not yet seen through the
