@@ -48,7 +48,7 @@ func handleDescribeClientQuotas(ctx context.Context, s *Server, c *wire.Conn, r 
 		out.all = true
 		return out, nil
 	}
-	parts := make([]wireComponent, 0, 3)
+	parts := make([]quota.Component, 0, 3)
 	for i := range out.listing.entities {
 		if quotaFilterMatches(req.Components, req.Strict, out.listing.entities[i].entity, parts) {
 			out.matched = append(out.matched, i)
@@ -100,7 +100,7 @@ type quotaListing struct {
 // map so that encoding compares no key strings: values[i] is the value of
 // sortedKeys[i] if bit i of set is.
 type listedQuota struct {
-	entity quotaEntity
+	entity quota.Entity
 	values [len(sortedKeys)]float64
 	set    uint8
 	// other is the store's map instead, for an entity with a key that is
@@ -111,7 +111,7 @@ type listedQuota struct {
 // sortedKeys are every quota key Kafka has, sorted.
 var sortedKeys = [...]string{quota.ConnectionCreationRate, quota.ConsumerByteRate, quota.ControllerMutationRate, quota.ProducerByteRate, quota.RequestPercentage}
 
-func listQuota(e quotaEntity, values map[string]float64) listedQuota {
+func listQuota(e quota.Entity, values map[string]float64) listedQuota {
 	q := listedQuota{entity: e}
 	for k, v := range values {
 		i := slices.Index(sortedKeys[:], k)
@@ -176,7 +176,7 @@ func (l *quotaListing) parse() {
 	parsed := make([]bool, len(all))
 	inChunks(len(all), chunksFor(len(all)), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			if e, err := entityFromPath(all[i].path); err == nil {
+			if e, err := quota.ParseEntity(all[i].path); err == nil {
 				listed[i], parsed[i] = listQuota(e, all[i].values), true
 			}
 		}
@@ -221,7 +221,7 @@ func (l *quotaListing) encoded(v int16) []byte {
 type quotaEntryEncoder struct {
 	enc   *elementEncoder
 	entry *kmsg.DescribeClientQuotasResponseEntry
-	parts []wireComponent
+	parts []quota.Component
 }
 
 func newQuotaEntryEncoder(version int16) *quotaEntryEncoder {
@@ -237,10 +237,10 @@ func newQuotaEntryEncoder(version int16) *quotaEntryEncoder {
 // sorted by key.
 func (e *quotaEntryEncoder) append(dst []byte, q *listedQuota) []byte {
 	e.entry.Entity = e.entry.Entity[:0]
-	e.parts = q.entity.components(e.parts[:0])
+	e.parts = q.entity.AppendComponents(e.parts[:0])
 	for _, c := range e.parts {
 		re := kmsg.NewDescribeClientQuotasResponseEntryEntity()
-		re.Type, re.Name = c.typ, c.name
+		re.Type, re.Name = c.Type, c.Name
 		e.entry.Entity = append(e.entry.Entity, re)
 	}
 	e.entry.Values = q.appendValues(e.entry.Values[:0])
@@ -278,7 +278,7 @@ func checkQuotaFilter(components []kmsg.DescribeClientQuotasRequestComponent) er
 		switch c.EntityType {
 		case "":
 			return newError(kerr.InvalidRequest, "Invalid empty entity type in filter")
-		case entityUser, entityClientID, entityIP:
+		case quota.TypeUser, quota.TypeClientID, quota.TypeIP:
 		default:
 			return newError(kerr.UnsupportedVersion, fmt.Sprintf("Custom entity type '%s' not supported", c.EntityType))
 		}
@@ -297,7 +297,7 @@ func checkQuotaFilter(components []kmsg.DescribeClientQuotasRequestComponent) er
 			return newError(kerr.InvalidRequest, fmt.Sprintf("Unknown match type %d", c.MatchType))
 		}
 	}
-	if seen[entityIP] && (seen[entityUser] || seen[entityClientID]) {
+	if seen[quota.TypeIP] && (seen[quota.TypeUser] || seen[quota.TypeClientID]) {
 		return newError(kerr.InvalidRequest, "Invalid entity filter component combination: ip cannot be combined with user or client-id")
 	}
 	return nil
@@ -305,14 +305,14 @@ func checkQuotaFilter(components []kmsg.DescribeClientQuotasRequestComponent) er
 
 // quotaFilterMatches applies a validated filter to one entity; parts is
 // scratch space, so that matching 100,000 entities allocates nothing.
-func quotaFilterMatches(components []kmsg.DescribeClientQuotasRequestComponent, strict bool, e quotaEntity, parts []wireComponent) bool {
-	parts = e.components(parts[:0])
+func quotaFilterMatches(components []kmsg.DescribeClientQuotasRequestComponent, strict bool, e quota.Entity, parts []quota.Component) bool {
+	parts = e.AppendComponents(parts[:0])
 	for _, c := range components {
-		i := slices.IndexFunc(parts, func(p wireComponent) bool { return p.typ == c.EntityType })
+		i := slices.IndexFunc(parts, func(p quota.Component) bool { return p.Type == c.EntityType })
 		if i < 0 {
 			return false
 		}
-		name := parts[i].name
+		name := parts[i].Name
 		switch c.MatchType {
 		case kmsg.QuotasMatchTypeExact:
 			if name == nil || *name != *c.Match {
