@@ -72,14 +72,14 @@ func (r *describeClientQuotasResponse) AppendTo(dst []byte) []byte {
 		// Filtered answers are encoded here: a filter naming one entity
 		// should not cost encoding them all.
 		enc := newQuotaEntryEncoder(r.Version)
-		return appendArrayResponse(dst, r.DescribeClientQuotasResponse, len(r.matched), func(dst []byte, i int) []byte {
+		return wire.AppendArrayResponse(dst, r.DescribeClientQuotasResponse, len(r.matched), func(dst []byte, i int) []byte {
 			return enc.append(dst, &r.listing.entities[r.matched[i]])
 		})
 	}
 	enc := r.listing.encoded(r.Version)
-	dst, entries := openTrailingArray(r.DescribeClientQuotasResponse.AppendTo(dst), r.IsFlexible(), len(r.listing.entities))
-	dst = append(grow(dst, len(enc)+1), enc...)
-	return entries.close(dst)
+	dst, entries := wire.OpenTrailingArray(r.DescribeClientQuotasResponse.AppendTo(dst), r.IsFlexible(), len(r.listing.entities))
+	dst = append(wire.Grow(dst, len(enc)+1), enc...)
+	return entries.Close(dst)
 }
 
 // quotaListing is every entity of one Quotas map of the metadata snapshot,
@@ -219,7 +219,7 @@ func (l *quotaListing) encoded(v int16) []byte {
 
 // quotaEntryEncoder encodes DescribeClientQuotas entries one at a time.
 type quotaEntryEncoder struct {
-	enc   *elementEncoder
+	enc   *wire.ElementEncoder
 	entry *kmsg.DescribeClientQuotasResponseEntry
 	parts []quota.Component
 }
@@ -228,7 +228,7 @@ func newQuotaEntryEncoder(version int16) *quotaEntryEncoder {
 	one := kmsg.NewPtrDescribeClientQuotasResponse()
 	one.Version = version
 	one.Entries = []kmsg.DescribeClientQuotasResponseEntry{}
-	enc := newElementEncoder(one, 1)
+	enc := wire.NewElementEncoder(one, 1)
 	one.Entries = append(one.Entries, kmsg.NewDescribeClientQuotasResponseEntry())
 	return &quotaEntryEncoder{enc: enc, entry: &one.Entries[0]}
 }
@@ -244,7 +244,7 @@ func (e *quotaEntryEncoder) append(dst []byte, q *listedQuota) []byte {
 		e.entry.Entity = append(e.entry.Entity, re)
 	}
 	e.entry.Values = q.appendValues(e.entry.Values[:0])
-	return append(dst, e.enc.element()...)
+	return append(dst, e.enc.Element()...)
 }
 
 // inChunks runs fn over [0, n) cut in k contiguous chunks, in parallel.
