@@ -7,6 +7,7 @@ package api
 // their base key (so the PASSWORD ones are sensitive with null values).
 
 import (
+	"maps"
 	"slices"
 
 	"kbroker/internal/config"
@@ -21,7 +22,7 @@ func listenerEntries(layers config.Layers) []configEntry {
 		keys[k] = true
 	}
 	var out []configEntry
-	for _, k := range slices.Sorted(mapKeys(keys)) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		d := config.ListenerDef(k)
 		if d == nil {
 			continue
