@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"kbroker/internal/testbin"
+	"kbroker/internal/testkit"
 )
 
 const durableTopic = "durable"
@@ -212,7 +213,7 @@ func TestKill9KeepsAcknowledgedRecords(t *testing.T) {
 	p := b.Start(t)
 	// Small segments, so that kills land around segment rolls too and
 	// recovery has many segments to open.
-	resp, err := newAdmin(t, p.Addr).CreateTopic(testContext(t, 10*time.Second), durablePartitions, 1,
+	resp, err := newAdmin(t, p.Addr).CreateTopic(testkit.Context(t, 10*time.Second), durablePartitions, 1,
 		map[string]*string{"segment.bytes": kadm.StringPtr("262144")}, durableTopic)
 	if err != nil {
 		t.Fatalf("create topic: %v (%s)", err, resp.ErrMessage)
@@ -248,12 +249,12 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	)
 	b := newKbroker(t)
 	p := b.Start(t)
-	createTopic(t, newAdmin(t, p.Addr), topic, 2)
+	testkit.CreateTopic(t, newAdmin(t, p.Addr), topic, 2, nil)
 
 	value := func(i int) *kgo.Record {
 		return &kgo.Record{Partition: int32(i % 2), Value: fmt.Appendf(nil, "sigterm-%05d", i)}
 	}
-	cl := newClient(t, p.Addr, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.MaxBufferedRecords(1000))
+	cl := testkit.Client(t, p.Addr, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.MaxBufferedRecords(1000))
 	for i, off := range produceAsync(t, cl, topic, 0, n, value) {
 		if off != int64(i/2) {
 			t.Fatalf("record %d acknowledged at offset %d, want %d", i, off, i/2)
@@ -262,7 +263,7 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	cl.Close()
 
 	// A consumer at the end, long-polling for 20s.
-	consumer := newClient(t, p.Addr,
+	consumer := testkit.Client(t, p.Addr,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtEnd(), 1: kgo.NewOffset().AtEnd()}}),
 		kgo.FetchMaxWait(20*time.Second))
 	pollCtx, stopPoll := context.WithCancel(context.Background())
@@ -296,7 +297,7 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 			}
 		}
 	}
-	cl = newClient(t, p.Addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl = testkit.Client(t, p.Addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	for i, off := range produceAsync(t, cl, topic, n, n+10, value) {
 		if want := int64((n + i) / 2); off != want {
 			t.Errorf("after restart record %d acknowledged at offset %d, want %d", n+i, off, want)
