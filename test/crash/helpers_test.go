@@ -9,16 +9,14 @@
 package crash
 
 import (
-	"bufio"
 	"fmt"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"kbroker/internal/testbin"
+	"kbroker/internal/testkit"
 )
 
 func TestMain(m *testing.M) { os.Exit(testbin.Run(m)) }
@@ -46,17 +44,8 @@ func run(t *testing.T, b *testbin.Broker) proc {
 // and the sum over labels of the labelled ones, by metric name.
 func (p proc) scrape(t *testing.T) map[string]float64 {
 	t.Helper()
-	cl := http.Client{Timeout: 5 * time.Second}
-	resp, err := cl.Get("http://" + p.MetricsAddr + "/metrics")
-	if err != nil {
-		t.Fatalf("scrape /metrics: %v", err)
-	}
-	defer resp.Body.Close()
 	out := map[string]float64{}
-	s := bufio.NewScanner(resp.Body)
-	s.Buffer(nil, 1<<20)
-	for s.Scan() {
-		line := s.Text()
+	for _, line := range strings.Split(testkit.ScrapeMetrics(t, p.MetricsAddr), "\n") {
 		if line == "" || line[0] == '#' {
 			continue
 		}
