@@ -11,8 +11,8 @@ import (
 )
 
 // serviceErrorPackages are the packages whose sentinel errors reach the
-// handlers, by import name and directory. A new service package is one
-// more line.
+// handlers, by import name and directory. A new service package (record,
+// group, ...) is one more line.
 var serviceErrorPackages = map[string]string{
 	"auth":       "../auth",
 	"controller": "../controller",

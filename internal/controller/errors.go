@@ -2,7 +2,8 @@ package controller
 
 import "errors"
 
-// The controller's refusals, each wrapped with Kafka's message for it.
+// The controller's refusals, each returned as a refusal.Error with
+// Kafka's message for it.
 var (
 	// ErrInvalidTopic: a topic name Kafka does not allow.
 	ErrInvalidTopic = errors.New("invalid topic name")
@@ -25,14 +26,3 @@ var (
 	// metadata records than one request may write.
 	ErrPolicyViolation = errors.New("policy violation")
 )
-
-// refusal is a sentinel above (or meta's) with Kafka's message.
-type refusal struct {
-	kind error
-	msg  string
-}
-
-func (e *refusal) Error() string { return e.msg }
-func (e *refusal) Unwrap() error { return e.kind }
-
-func refuse(kind error, msg string) error { return &refusal{kind: kind, msg: msg} }

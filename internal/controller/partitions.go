@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"kbroker/internal/meta"
+	"kbroker/internal/refusal"
 )
 
 // PartitionIncrease raises a topic's partition count (never lowers it).
@@ -33,18 +34,18 @@ func (c *Controller) CheckPartitions(snap *meta.Snapshot, inc PartitionIncrease)
 func (c *Controller) checkPartitions(snap *meta.Snapshot, inc PartitionIncrease) (added int32, err error) {
 	t := snap.Topics[inc.Topic]
 	if t == nil {
-		return 0, refuse(meta.ErrUnknownTopic, fmt.Sprintf("The topic '%s' does not exist.", inc.Topic))
+		return 0, refusal.New(meta.ErrUnknownTopic, fmt.Sprintf("The topic '%s' does not exist.", inc.Topic))
 	}
 	if inc.Count <= t.Partitions {
 		if inc.Count == t.Partitions {
-			return 0, refuse(ErrInvalidPartitions, fmt.Sprintf("Topic already has %d partitions.", t.Partitions))
+			return 0, refusal.New(ErrInvalidPartitions, fmt.Sprintf("Topic already has %d partitions.", t.Partitions))
 		}
-		return 0, refuse(ErrInvalidPartitions, fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.", inc.Topic, t.Partitions, inc.Count))
+		return 0, refusal.New(ErrInvalidPartitions, fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.", inc.Topic, t.Partitions, inc.Count))
 	}
 	added = inc.Count - t.Partitions
 	if inc.Assignment != nil {
 		if len(inc.Assignment) != int(added) {
-			return 0, refuse(ErrInvalidReplicaAssignment, fmt.Sprintf("Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", added, len(inc.Assignment)))
+			return 0, refusal.New(ErrInvalidReplicaAssignment, fmt.Sprintf("Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", added, len(inc.Assignment)))
 		}
 		assignment := map[int32][]int32{}
 		for i, replicas := range inc.Assignment {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"kbroker/internal/meta"
+	"kbroker/internal/refusal"
 )
 
 // Place gives each of count partitions one replica (its leader), going
@@ -73,11 +74,11 @@ func (c *Controller) place(snap *meta.Snapshot, count int32) [][]int32 {
 // brokers), then kbroker's own: one replica per partition.
 func (c *Controller) checkReplicationFactor(rf int16) error {
 	if live := len(c.liveBrokers(c.store.Snapshot())); int(rf) > live {
-		return refuse(ErrInvalidReplicationFactor, fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.",
+		return refusal.New(ErrInvalidReplicationFactor, fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.",
 			rf, rf, live))
 	}
 	if rf > 1 {
-		return refuse(ErrInvalidReplicationFactor, fmt.Sprintf("Replication factor %d is not supported: kbroker keeps one replica of each partition (its leader); use a replication factor of 1 or -1.", rf))
+		return refusal.New(ErrInvalidReplicationFactor, fmt.Sprintf("Replication factor %d is not supported: kbroker keeps one replica of each partition (its leader); use a replication factor of 1 or -1.", rf))
 	}
 	return nil
 }
@@ -88,19 +89,19 @@ func (c *Controller) checkAssignment(assignment map[int32][]int32, first int32) 
 	for i := first; i < first+int32(len(assignment)); i++ {
 		replicas, ok := assignment[i]
 		if !ok {
-			return refuse(ErrInvalidReplicaAssignment, "Partitions must be numbered consecutively from "+strconv.Itoa(int(first)))
+			return refusal.New(ErrInvalidReplicaAssignment, "Partitions must be numbered consecutively from "+strconv.Itoa(int(first)))
 		}
 		if len(replicas) == 0 {
-			return refuse(ErrInvalidReplicaAssignment, fmt.Sprintf("Partition %d has an empty replica list", i))
+			return refusal.New(ErrInvalidReplicaAssignment, fmt.Sprintf("Partition %d has an empty replica list", i))
 		}
 		seen := map[int32]bool{}
 		for _, r := range replicas {
 			if seen[r] {
-				return refuse(ErrInvalidReplicaAssignment, fmt.Sprintf("Partition %d lists broker %d twice", i, r))
+				return refusal.New(ErrInvalidReplicaAssignment, fmt.Sprintf("Partition %d lists broker %d twice", i, r))
 			}
 			seen[r] = true
 			if _, live := live[r]; !live {
-				return refuse(ErrInvalidReplicaAssignment, fmt.Sprintf("Unknown broker %d in replica assignment of partition %d", r, i))
+				return refusal.New(ErrInvalidReplicaAssignment, fmt.Sprintf("Unknown broker %d in replica assignment of partition %d", r, i))
 			}
 		}
 	}

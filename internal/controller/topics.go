@@ -7,6 +7,7 @@ import (
 
 	"kbroker/internal/config"
 	"kbroker/internal/meta"
+	"kbroker/internal/refusal"
 	"kbroker/policy"
 )
 
@@ -18,15 +19,15 @@ const maxTopicNameLength = 249
 func ValidateTopicName(name string) error {
 	switch {
 	case name == "":
-		return refuse(ErrInvalidTopic, "Topic name is illegal, it can't be empty")
+		return refusal.New(ErrInvalidTopic, "Topic name is illegal, it can't be empty")
 	case name == "." || name == "..":
-		return refuse(ErrInvalidTopic, "Topic name cannot be \".\" or \"..\"")
+		return refusal.New(ErrInvalidTopic, "Topic name cannot be \".\" or \"..\"")
 	case len(name) > maxTopicNameLength:
-		return refuse(ErrInvalidTopic, fmt.Sprintf("Topic name is illegal, it can't be longer than %d characters, topic name: %s", maxTopicNameLength, name))
+		return refusal.New(ErrInvalidTopic, fmt.Sprintf("Topic name is illegal, it can't be longer than %d characters, topic name: %s", maxTopicNameLength, name))
 	}
 	for _, r := range name {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
-			return refuse(ErrInvalidTopic, fmt.Sprintf("Topic name %s is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name))
+			return refusal.New(ErrInvalidTopic, fmt.Sprintf("Topic name %s is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name))
 		}
 	}
 	return nil
@@ -51,11 +52,11 @@ func (c *Controller) CheckTopic(snap *meta.Snapshot, spec *TopicSpec) error {
 		return err
 	}
 	if _, exists := snap.Topics[spec.Name]; exists {
-		return refuse(meta.ErrTopicExists, fmt.Sprintf("Topic '%s' already exists.", spec.Name))
+		return refusal.New(meta.ErrTopicExists, fmt.Sprintf("Topic '%s' already exists.", spec.Name))
 	}
 	if len(spec.Assignment) > 0 {
 		if spec.Partitions != -1 || spec.ReplicationFactor != -1 {
-			return refuse(ErrCountsWithAssignment, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.")
+			return refusal.New(ErrCountsWithAssignment, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.")
 		}
 		if err := c.checkAssignment(spec.Assignment, 0); err != nil {
 			return err
@@ -70,10 +71,10 @@ func (c *Controller) CheckTopic(snap *meta.Snapshot, spec *TopicSpec) error {
 		spec.ReplicationFactor = c.broker.DefaultReplicationFactor
 	}
 	if spec.Partitions <= 0 {
-		return refuse(ErrInvalidPartitions, "Number of partitions was set to an invalid non-positive value.")
+		return refusal.New(ErrInvalidPartitions, "Number of partitions was set to an invalid non-positive value.")
 	}
 	if spec.ReplicationFactor <= 0 {
-		return refuse(ErrInvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value.")
+		return refusal.New(ErrInvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value.")
 	}
 	if err := c.checkReplicationFactor(spec.ReplicationFactor); err != nil {
 		return err
@@ -96,7 +97,7 @@ const maxRecordsPerUserOp = 10000
 
 func checkRecordCount(n int64) error {
 	if n > maxRecordsPerUserOp {
-		return refuse(ErrPolicyViolation, "Unable to perform excessively large batch operation.")
+		return refusal.New(ErrPolicyViolation, "Unable to perform excessively large batch operation.")
 	}
 	return nil
 }
@@ -115,7 +116,7 @@ func (c *Controller) checkCreateTopicPolicy(spec *TopicSpec) error {
 		req.NumPartitions, req.ReplicationFactor = &spec.Partitions, &spec.ReplicationFactor
 	}
 	if err := c.policy.ValidateCreateTopic(req); err != nil {
-		return refuse(ErrPolicyViolation, err.Error())
+		return refusal.New(ErrPolicyViolation, err.Error())
 	}
 	return nil
 }
@@ -125,10 +126,10 @@ func validateTopicConfigs(configs map[string]string) error {
 	for name, value := range configs {
 		d := config.Topics.Lookup(name)
 		if d == nil {
-			return refuse(ErrInvalidConfig, fmt.Sprintf("Unknown topic config name: %s", name))
+			return refusal.New(ErrInvalidConfig, fmt.Sprintf("Unknown topic config name: %s", name))
 		}
 		if err := d.Validate(value); err != nil {
-			return refuse(ErrInvalidConfig, err.Error())
+			return refusal.New(ErrInvalidConfig, err.Error())
 		}
 	}
 	return nil

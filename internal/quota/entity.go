@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+
+	"kbroker/internal/refusal"
 )
 
 // DefaultName is the entity name of a default entity in paths, as in
@@ -132,13 +134,8 @@ func EntityOf(components []Component) (Entity, error) {
 	return e, nil
 }
 
-// entityError is an entity refused with Kafka's message for it.
-type entityError struct{ msg string }
-
-func (e *entityError) Error() string { return e.msg }
-func (e *entityError) Unwrap() error { return ErrInvalid }
-
-func invalidEntity(msg string) error { return &entityError{msg} }
+// invalidEntity is an entity refused with Kafka's message for it.
+func invalidEntity(msg string) error { return refusal.New(ErrInvalid, msg) }
 
 // Path is the entity's path.
 func (e Entity) Path() string {

@@ -30,6 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/auth"
+	"kbroker/internal/refusal"
 )
 
 // maxSASLToken bounds a raw (SaslHandshake v0) token frame, and every frame
@@ -72,15 +73,6 @@ var (
 	ErrSASLAuthentication = errors.New("SASL authentication failed")
 )
 
-// saslError is one of the failures above with the message for the client.
-type saslError struct {
-	kind error
-	msg  string
-}
-
-func (e *saslError) Error() string { return e.msg }
-func (e *saslError) Unwrap() error { return e.kind }
-
 // Host is the client's IP address as text (cached: authorization asks for
 // it on every request).
 func (c *Conn) Host() string {
@@ -102,24 +94,24 @@ func (c *Conn) CloseAfterResponse() { c.sec.closeAfter = true }
 func (c *Conn) SASLHandshake(version int16, mechanism string) ([]string, error) {
 	s := &c.sec
 	if s.mechanisms == nil {
-		return nil, &saslError{ErrSASLState, "SaslHandshake on listener " + c.Listener + ", which has no SASL"}
+		return nil, refusal.New(ErrSASLState, "SaslHandshake on listener "+c.Listener+", which has no SASL")
 	}
 	enabled := s.mechanisms.Enabled()
 	switch {
 	case s.authed && (version < 1 || s.authVersion < 1):
 		c.CloseAfterResponse()
-		return enabled, &saslError{ErrSASLState, "Re-authentication needs SaslHandshake v1 and SaslAuthenticate v1+"}
+		return enabled, refusal.New(ErrSASLState, "Re-authentication needs SaslHandshake v1 and SaslAuthenticate v1+")
 	case s.authed && mechanism != s.mechanism:
 		c.CloseAfterResponse()
-		return enabled, &saslError{ErrSASLMechanism, auth.ReauthMechanismMessage(mechanism, s.mechanism)}
+		return enabled, refusal.New(ErrSASLMechanism, auth.ReauthMechanismMessage(mechanism, s.mechanism))
 	case !s.authed && s.session != nil:
 		c.CloseAfterResponse()
-		return enabled, &saslError{ErrSASLState, "Unexpected SaslHandshake: an exchange is already under way"}
+		return enabled, refusal.New(ErrSASLState, "Unexpected SaslHandshake: an exchange is already under way")
 	}
 	session, err := s.mechanisms.Start(mechanism)
 	if err != nil {
 		c.CloseAfterResponse()
-		return enabled, &saslError{ErrSASLMechanism, err.Error()}
+		return enabled, refusal.New(ErrSASLMechanism, err.Error())
 	}
 	s.session, s.mechanism, s.handshakeV = session, mechanism, version
 	s.reauthing = s.authed
@@ -136,7 +128,7 @@ func (c *Conn) SASLAuthenticate(version int16, token []byte) (reply []byte, life
 	s := &c.sec
 	if s.mechanisms == nil || s.session == nil || s.handshakeV < 1 {
 		c.CloseAfterResponse()
-		return nil, 0, &saslError{ErrSASLState, "Unexpected SaslAuthenticate: no SaslHandshake v1 before it"}
+		return nil, 0, refusal.New(ErrSASLState, "Unexpected SaslAuthenticate: no SaslHandshake v1 before it")
 	}
 	reply, done, err := s.session.Step(token)
 	if err != nil {
@@ -161,9 +153,9 @@ func (c *Conn) saslFailure(err error) error {
 	var ae *auth.AuthError
 	if errors.As(err, &ae) {
 		c.log.Info("SASL authentication failed", "mechanism", c.sec.mechanism, "reason", ae.Reason())
-		return &saslError{ErrSASLAuthentication, ae.ClientMessage(c.sec.reauthing)}
+		return refusal.New(ErrSASLAuthentication, ae.ClientMessage(c.sec.reauthing))
 	}
-	return &saslError{ErrSASLState, err.Error()}
+	return refusal.New(ErrSASLState, err.Error())
 }
 
 // finishAuth installs the principal of a completed exchange and starts the
@@ -172,7 +164,7 @@ func (c *Conn) finishAuth(version int16) (lifetimeMs int64, err error) {
 	s := &c.sec
 	principal := auth.UserPrincipal(s.session.AuthorizationID())
 	if s.authed && principal != c.Principal {
-		return 0, &saslError{ErrSASLAuthentication, auth.PrincipalChangedMessage(c.Principal, principal)}
+		return 0, refusal.New(ErrSASLAuthentication, auth.PrincipalChangedMessage(c.Principal, principal))
 	}
 	c.Principal = principal
 	s.authed, s.reauthing, s.session, s.authVersion = true, false, nil, version
