@@ -103,7 +103,7 @@ func killAlterations(t *testing.T, dir *testbin.Broker, rounds int, checkStore f
 	testkit.CreateTopic(t, adm, dataTopic, dataPartitions, nil)
 
 	l := newLedger()
-	var records ackedRecords
+	var records testkit.AckedRecords
 	for round := 1; round <= rounds; round++ {
 		start := time.Now()
 		killAfter := time.Duration(rng.IntN(700)) * time.Millisecond
@@ -124,7 +124,7 @@ func killAlterations(t *testing.T, dir *testbin.Broker, rounds int, checkStore f
 			t.Fatalf("round %d failed (seed %d)", round, seed)
 		}
 		t.Logf("round %d: SIGKILL %v after every stream's first acknowledgement; acknowledged %v; %d alterations and %d records acknowledged in all, all found; round took %v",
-			round, killAfter, acks, l.total, records.n, time.Since(start).Round(time.Millisecond))
+			round, killAfter, acks, l.total, records.Count(), time.Since(start).Round(time.Millisecond))
 	}
 	t.Logf("%d resources had an alteration in flight at a kill; the store had committed %d of them (allowed: unanswered, not acknowledged)", l.unanswered, l.applied)
 	if l.unanswered == 0 {
@@ -135,7 +135,7 @@ func killAlterations(t *testing.T, dir *testbin.Broker, rounds int, checkStore f
 // runUntilKilled runs every alteration stream and the producer against p,
 // waits until each has been acknowledged at least once, lets them run for
 // killAfter more, and SIGKILLs the broker.
-func runUntilKilled(t *testing.T, p proc, round int, killAfter time.Duration, rng *rand.Rand, l *ledger, records *ackedRecords) {
+func runUntilKilled(t *testing.T, p proc, round int, killAfter time.Duration, rng *rand.Rand, l *ledger, records *testkit.AckedRecords) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -404,7 +404,7 @@ func checkSCRAMLogin(t *testing.T, p proc, user, pass string) {
 
 // checkRecords reads dataTopic to its end and checks every acknowledged
 // record is at its offset, offsets without gaps.
-func checkRecords(t *testing.T, addr string, acked *ackedRecords) {
+func checkRecords(t *testing.T, addr string, acked *testkit.AckedRecords) {
 	t.Helper()
 	adm := kadm.NewClient(testkit.Client(t, addr))
 	listed, err := adm.ListEndOffsets(testkit.Context(t, 10*time.Second), dataTopic)
@@ -445,10 +445,9 @@ func checkRecords(t *testing.T, addr string, acked *ackedRecords) {
 			got[r.Partition] = append(got[r.Partition], r)
 		})
 	}
-	acked.mu.Lock()
-	defer acked.mu.Unlock()
+	stored := acked.Stored()
 	lost := 0
-	for p, offs := range acked.byPart {
+	for p, offs := range stored {
 		for off, v := range offs {
 			if off >= int64(len(got[p])) || string(got[p][off].Value) != v {
 				if lost++; lost <= 5 {

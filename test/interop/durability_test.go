@@ -25,35 +25,6 @@ const durableTopic = "durable"
 // round goes to partition seq % durablePartitions.
 const durablePartitions = 3
 
-// ackLog is every record a producer was told was stored (acks=all):
-// partition → offset → value.
-type ackLog struct {
-	mu     sync.Mutex
-	byPart map[int32]map[int64]string
-}
-
-func (a *ackLog) add(p int32, off int64, v string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.byPart == nil {
-		a.byPart = map[int32]map[int64]string{}
-	}
-	if a.byPart[p] == nil {
-		a.byPart[p] = map[int64]string{}
-	}
-	a.byPart[p][off] = v
-}
-
-func (a *ackLog) count() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	n := 0
-	for _, m := range a.byPart {
-		n += len(m)
-	}
-	return n
-}
-
 // durableValue is record seq of round, padded to a typical small payload.
 func durableValue(round, seq int) string {
 	return fmt.Sprintf("round%d-seq%08d-%064x", round, seq, seq)
@@ -63,7 +34,7 @@ func durableValue(round, seq int) string {
 // number buffered), adds each acknowledged one to acked, and SIGKILLs the
 // broker killAfter after the first acknowledgement. It returns how many
 // records this round had acknowledged.
-func produceUntilKilled(t *testing.T, p *testbin.Proc, round int, killAfter time.Duration, acked *ackLog) int {
+func produceUntilKilled(t *testing.T, p *testbin.Proc, round int, killAfter time.Duration, acked *testkit.AckedRecords) int {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Addr),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
@@ -108,7 +79,7 @@ func produceUntilKilled(t *testing.T, p *testbin.Proc, round int, killAfter time
 				if roundAcks++; roundAcks == 1 {
 					close(firstAck)
 				}
-				acked.add(r.Partition, r.Offset, string(r.Value))
+				acked.Add(r.Partition, r.Offset, string(r.Value))
 			})
 		}
 	}()
@@ -156,11 +127,10 @@ func waitGroupTimeout(t *testing.T, wg *sync.WaitGroup, timeout time.Duration, w
 // that each partition holds, per round, an unbroken prefix of what that
 // round produced to it (no loss before an acknowledged record, no
 // duplicate).
-func checkDurable(t *testing.T, addr string, acked *ackLog, rounds int) {
+func checkDurable(t *testing.T, addr string, acked *testkit.AckedRecords, rounds int) {
 	t.Helper()
 	got := consumeAll(t, addr, durableTopic, 30*time.Second)
-	acked.mu.Lock()
-	defer acked.mu.Unlock()
+	stored := acked.Stored()
 	for p := int32(0); p < durablePartitions; p++ {
 		recs := got[p]
 		perRound := map[int]int{} // round → records of it seen in p
@@ -183,7 +153,7 @@ func checkDurable(t *testing.T, addr string, acked *ackLog, rounds int) {
 			perRound[round]++
 		}
 		var bad []string
-		for off, v := range acked.byPart[p] {
+		for off, v := range stored[p] {
 			switch {
 			case off >= int64(len(recs)):
 				bad = append(bad, fmt.Sprintf("acknowledged %q at offset %d is gone (log ends at %d)", v, off, len(recs)))
@@ -193,7 +163,7 @@ func checkDurable(t *testing.T, addr string, acked *ackLog, rounds int) {
 		}
 		if len(bad) > 0 {
 			slices.Sort(bad)
-			t.Errorf("partition %d: %d of %d acknowledged records lost, e.g.:\n%s", p, len(bad), len(acked.byPart[p]), strings.Join(bad[:min(len(bad), 5)], "\n"))
+			t.Errorf("partition %d: %d of %d acknowledged records lost, e.g.:\n%s", p, len(bad), len(stored[p]), strings.Join(bad[:min(len(bad), 5)], "\n"))
 		}
 	}
 }
@@ -218,7 +188,7 @@ func TestKill9KeepsAcknowledgedRecords(t *testing.T) {
 	if err != nil {
 		t.Fatalf("create topic: %v (%s)", err, resp.ErrMessage)
 	}
-	var acked ackLog
+	var acked testkit.AckedRecords
 	const rounds = 3
 	for round := 1; round <= rounds; round++ {
 		killAfter := time.Duration(300+rng.IntN(1200)) * time.Millisecond
@@ -227,7 +197,7 @@ func TestKill9KeepsAcknowledgedRecords(t *testing.T) {
 		p = b.Start(t)
 		checkDurable(t, p.Addr, &acked, round)
 		t.Logf("round %d: SIGKILL after %v, %d records acknowledged (%d in all), all found after restart; round took %v",
-			round, killAfter, n, acked.count(), time.Since(start).Round(time.Millisecond))
+			round, killAfter, n, acked.Count(), time.Since(start).Round(time.Millisecond))
 	}
 	// The kills are meant to land among segment rolls: check there were some.
 	segs, _ := filepath.Glob(filepath.Join(b.DataDir(), durableTopic+"-0", "*.log"))

@@ -130,20 +130,6 @@ func newKbroker(t *testing.T) *testbin.Broker {
 	return b
 }
 
-// kcatPath finds kcat. Locally a missing kcat skips the test; in CI
-// (CI set) it fails it, since scripts/test installs it.
-func kcatPath(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("kcat")
-	if err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("kcat not installed (apt-get install kcat); set CI=1 to make this a failure")
-		}
-		t.Fatalf("kcat not found under CI: %v", err)
-	}
-	return path
-}
-
 // runCmd runs name with args and stdin under a timeout and returns its
 // stdout; a non-zero exit fails the test with stderr shown.
 func runCmd(t *testing.T, timeout time.Duration, stdin string, name string, args ...string) string {

@@ -15,7 +15,7 @@ import (
 // kcat (librdkafka) lists the broker and topics, produces lines from stdin
 // (plain and lz4-compressed) and consumes them back, with offsets and keys.
 func TestKcat(t *testing.T) {
-	kcat := kcatPath(t)
+	kcat := testkit.KcatPath(t)
 	addr := startBroker(t, nil)
 	const topic = "kcat-lines"
 	testkit.CreateTopic(t, newAdmin(t, addr), topic, 1, nil)
