@@ -1,6 +1,10 @@
-// Package api holds the broker's request handlers, one file per Kafka API.
-// Each file registers its handler with the versions it serves, so the
-// ApiVersions answer is derived from the handlers and cannot disagree.
+// Package api holds the broker's request handlers, one file per Kafka API:
+// kmsg in, authorization, a call to the service that owns the work
+// (internal/controller, txn, quota, meta, partitions), errors out through
+// one table (errors.go). Each file registers its handler with the versions
+// it serves and its other attributes (registry.go), so the ApiVersions
+// answer, the catch-up and the CLUSTER ACL checks are derived from the
+// handlers and cannot disagree.
 package api
 
 import (
