@@ -10,6 +10,7 @@ import (
 	"kbroker/internal/controller"
 	"kbroker/internal/meta"
 	"kbroker/internal/quota"
+	"kbroker/internal/refusal"
 	"kbroker/internal/storage"
 	"kbroker/internal/wire"
 )
@@ -101,8 +102,18 @@ func (e *codeError) Unwrap() error { return e.kerr }
 // newError returns an error carrying code k and message msg.
 func newError(k *kerr.Error, msg string) error { return &codeError{kerr: k, msg: msg} }
 
-// errorIs reports whether err answers as the Kafka error k.
+// errorIs reports whether err is a refusal that answers as the Kafka error
+// k: one decided here (newError) or a service's refusal.Error. A bare
+// sentinel from a store write is not one.
 func errorIs(err error, k *kerr.Error) bool {
-	code, _ := errorCode(err)
-	return err != nil && code == k.Code
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke == k
+	}
+	var r *refusal.Error
+	if !errors.As(err, &r) {
+		return false
+	}
+	code, _ := errorCode(r)
+	return code == k.Code
 }
