@@ -4,19 +4,18 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"path/filepath"
 	"testing"
 
 	"kbroker/internal/config"
 	"kbroker/internal/meta"
+	"kbroker/internal/testkit"
 	"kbroker/policy"
 )
 
 // newController is a controller of a single broker over a real bbolt store.
 func newController(t *testing.T, props config.Properties, createPolicy policy.CreateTopic) (*Controller, *meta.Store) {
 	t.Helper()
-	dir := t.TempDir()
-	all := config.Properties{"log.dirs": dir, "listeners": "PLAINTEXT://127.0.0.1:0"}
+	all := config.Properties{"log.dirs": t.TempDir(), "listeners": "PLAINTEXT://127.0.0.1:0"}
 	for k, v := range props {
 		all[k] = v
 	}
@@ -24,15 +23,7 @@ func newController(t *testing.T, props config.Properties, createPolicy policy.Cr
 	if err != nil {
 		t.Fatal(err)
 	}
-	backend, err := meta.OpenBolt(filepath.Join(dir, "meta.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := meta.Open(backend, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := testkit.BoltStore(t)
 	return New(broker, store, createPolicy, slog.New(slog.DiscardHandler)), store
 }
 

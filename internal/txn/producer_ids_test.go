@@ -2,26 +2,16 @@ package txn
 
 import (
 	"context"
-	"log/slog"
-	"path/filepath"
 	"testing"
 
-	"kbroker/internal/meta"
+	"kbroker/internal/testkit"
 )
 
 // Ids are never handed out twice: not across the end of a reserved block,
 // and not by a second allocator over the same store (another broker, or
 // this one after a restart), which starts from a block of its own.
 func TestProducerIDsAreUniqueAcrossBlocksAndAllocators(t *testing.T) {
-	backend, err := meta.OpenBolt(filepath.Join(t.TempDir(), "meta.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := meta.Open(backend, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := testkit.BoltStore(t)
 	ctx := context.Background()
 	seen := map[int64]bool{}
 	take := func(p *ProducerIDs, n int) {
