@@ -3,8 +3,6 @@ package broker_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,6 +14,7 @@ import (
 
 	"kbroker/broker/brokertest"
 	"kbroker/internal/config"
+	"kbroker/internal/testkit"
 )
 
 func TestProduceConsumeRoundTrip(t *testing.T) {
@@ -65,7 +64,7 @@ func TestMetricsEndpointCountsRequestsAndTopicBytes(t *testing.T) {
 	if err := cl.ProduceSync(ctx, &kgo.Record{Value: make([]byte, 500)}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	text := scrapeMetrics(t, b.MetricsAddr())
+	text := testkit.ScrapeMetrics(t, b.MetricsAddr())
 	for _, want := range []string{
 		`kbroker_requests_total{api="Produce",version="`,
 		`kbroker_requests_total{api="ApiVersions",version="`,
@@ -91,23 +90,9 @@ func TestMetricsEndpointCountsRequestsAndTopicBytes(t *testing.T) {
 	if _, err := kadm.NewClient(cl).DeleteTopic(ctx, "m"); err != nil {
 		t.Fatal(err)
 	}
-	if text := scrapeMetrics(t, b.MetricsAddr()); strings.Contains(text, `topic="m"`) {
+	if text := testkit.ScrapeMetrics(t, b.MetricsAddr()); strings.Contains(text, `topic="m"`) {
 		t.Errorf("/metrics still has series of the deleted topic m:\n%s", grepLines(text, `topic="m"`))
 	}
-}
-
-func scrapeMetrics(t *testing.T, addr string) string {
-	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(body)
 }
 
 func grepLines(text, substr string) string {

@@ -14,6 +14,7 @@ import (
 
 	"kbroker/broker/brokertest"
 	"kbroker/internal/config"
+	"kbroker/internal/testkit"
 )
 
 // coldStartTopics is issue 3's "cold start with 10,000 topic overrides": more
@@ -36,7 +37,7 @@ func TestRestartWithTenThousandTopicsIsCheapAndServes(t *testing.T) {
 	fresh := []int{1, 5000, coldStartTopics - 2}   // first written after it
 
 	b := brokertest.StartWith(t, props)
-	cl := coldClient(t, b.Addr())
+	cl := testkit.Client(t, b.Addr())
 	created := time.Now()
 	createColdTopics(ctx, t, kadm.NewClient(cl), name)
 	t.Logf("created %d topics in %v", coldStartTopics, time.Since(created).Round(time.Millisecond))
@@ -50,7 +51,7 @@ func TestRestartWithTenThousandTopicsIsCheapAndServes(t *testing.T) {
 	start := time.Now()
 	b = brokertest.StartWith(t, props)
 	started := time.Since(start)
-	cl = coldClient(t, b.Addr())
+	cl = testkit.Client(t, b.Addr())
 	meta := kmsg.NewPtrMetadataRequest()
 	if _, err := meta.RequestWith(ctx, cl); err != nil {
 		t.Fatalf("metadata after restart: %v", err)
@@ -80,16 +81,6 @@ func TestRestartWithTenThousandTopicsIsCheapAndServes(t *testing.T) {
 	if n := processFDs(t) - fdsBefore; n > maxExtraFDs {
 		t.Fatalf("after produce and fetch the broker holds %d more file descriptors; want at most %d", n, maxExtraFDs)
 	}
-}
-
-func coldClient(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
 }
 
 // createColdTopics creates the topics in requests of a few thousand, each with
@@ -135,7 +126,7 @@ func consumeFromStart(ctx context.Context, t *testing.T, addr string, want map[s
 		topics = append(topics, topic)
 		n += len(vals)
 	}
-	cl := coldClient(t, addr, kgo.ConsumeTopics(topics...), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl := testkit.Client(t, addr, kgo.ConsumeTopics(topics...), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	got := map[string][]string{}
 	for n > 0 {
 		fs := cl.PollFetches(ctx)
@@ -172,7 +163,7 @@ func TestCrashedPartitionIsRecoveredAtStartup(t *testing.T) {
 	defer cancel()
 	name := func(i int) string { return []string{"crashed", "clean"}[i] }
 	b := brokertest.StartWith(t, props)
-	cl := coldClient(t, b.Addr())
+	cl := testkit.Client(t, b.Addr())
 	if _, err := kadm.NewClient(cl).CreateTopics(ctx, 1, 1, nil, "crashed", "clean"); err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +195,7 @@ func TestCrashedPartitionIsRecoveredAtStartup(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "clean-0", ".kbroker_cleanshutdown")); err != nil {
 		t.Fatalf("cleanly closed partition opened at startup: %v", err)
 	}
-	cl = coldClient(t, b.Addr())
+	cl = testkit.Client(t, b.Addr())
 	produceEach(ctx, t, cl, name, []int{0, 1}, "after")
 	got := consumeFromStart(ctx, t, b.Addr(), map[string][]string{"crashed": {"acked", "after"}, "clean": {"acked", "after"}})
 	for _, topic := range []string{"crashed", "clean"} {

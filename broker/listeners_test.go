@@ -2,9 +2,7 @@ package broker_test
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
-	"io"
 	"net"
 	"sync"
 	"testing"
@@ -16,6 +14,7 @@ import (
 
 	"kbroker/broker/brokertest"
 	"kbroker/internal/config"
+	"kbroker/internal/testkit"
 )
 
 // served opens a connection to addr and waits for the answer to an
@@ -47,12 +46,7 @@ func askVersions(addr string) (net.Conn, error) {
 
 // readAnswer reads one response frame from c within d.
 func readAnswer(c net.Conn, d time.Duration) error {
-	c.SetReadDeadline(time.Now().Add(d))
-	var size [4]byte
-	if _, err := io.ReadFull(c, size[:]); err != nil {
-		return err
-	}
-	_, err := io.ReadFull(c, make([]byte, binary.BigEndian.Uint32(size[:])))
+	_, err := testkit.ReadRawFrame(c, d)
 	return err
 }
 

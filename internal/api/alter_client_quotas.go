@@ -19,25 +19,29 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/auth"
+	"kbroker/internal/quota"
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.AlterClientQuotas, 0, 1, handleAlterClientQuotas) }
+func init() {
+	register(kmsg.AlterClientQuotas, 0, 1, handleAlterClientQuotas, catchesUp(), clusterACL(auth.OpAlterConfigs))
+}
 
 func handleAlterClientQuotas(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AlterClientQuotasRequest)
 	resp := req.ResponseKind().(*kmsg.AlterClientQuotasResponse)
-	entities := make([]quotaEntity, len(req.Entries))
+	entities := make([]quota.Entity, len(req.Entries))
 	errs := make([]error, len(req.Entries))
 	count := map[string]int{}
 	for i, entry := range req.Entries {
-		var comps []wireComponent
+		var comps []quota.Component
 		for _, e := range entry.Entity {
-			comps = append(comps, wireComponent{e.Type, e.Name})
+			comps = append(comps, quota.Component{Type: e.Type, Name: e.Name})
 		}
-		entities[i], errs[i] = entityFromWire(comps)
+		entities[i], errs[i] = quota.EntityOf(comps)
 		if errs[i] == nil {
-			count[entities[i].path()]++
+			count[entities[i].Path()]++
 		}
 	}
 	allowed := s.clusterAllowed(c, kmsg.AlterClientQuotas)
@@ -50,10 +54,10 @@ func handleAlterClientQuotas(ctx context.Context, s *Server, c *wire.Conn, r *wi
 		case !allowed:
 			errs[i] = errClusterAuth
 		case errs[i] != nil:
-		case count[entities[i].path()] > 1:
+		case count[entities[i].Path()] > 1:
 			errs[i] = newError(kerr.InvalidRequest, "Duplicate quota entity in request")
 		default:
-			qc := quotaChange{path: entities[i].path()}
+			qc := quotaChange{path: entities[i].Path()}
 			for _, op := range entry.Ops {
 				qc.ops = append(qc.ops, quotaOp{key: op.Key, value: op.Value, remove: op.Remove})
 			}

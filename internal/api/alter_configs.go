@@ -19,7 +19,7 @@ import (
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.AlterConfigs, 0, 2, handleAlterConfigs) }
+func init() { register(kmsg.AlterConfigs, 0, 2, handleAlterConfigs, catchesUp()) }
 
 func handleAlterConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AlterConfigsRequest)

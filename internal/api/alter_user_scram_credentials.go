@@ -25,7 +25,7 @@ import (
 )
 
 func init() {
-	register(kmsg.AlterUserSCRAMCredentials, 0, 0, handleAlterUserSCRAMCredentials)
+	register(kmsg.AlterUserSCRAMCredentials, 0, 0, handleAlterUserSCRAMCredentials, catchesUp(), clusterACL(auth.OpAlter))
 }
 
 func handleAlterUserSCRAMCredentials(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {

@@ -1,6 +1,10 @@
-// Package api holds the broker's request handlers, one file per Kafka API.
-// Each file registers its handler with the versions it serves, so the
-// ApiVersions answer is derived from the handlers and cannot disagree.
+// Package api holds the broker's request handlers, one file per Kafka API:
+// kmsg in, authorization, a call to the service that owns the work
+// (internal/controller, txn, quota, meta, partitions), errors out through
+// one table (errors.go). Each file registers its handler with the versions
+// it serves and its other attributes (registry.go), so the ApiVersions
+// answer, the catch-up and the CLUSTER ACL checks are derived from the
+// handlers and cannot disagree.
 package api
 
 import (
@@ -13,35 +17,15 @@ import (
 
 	"kbroker/internal/config"
 	"kbroker/internal/dynconfig"
+	"kbroker/internal/controller"
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
 	"kbroker/internal/partitions"
 	"kbroker/internal/quota"
+	"kbroker/internal/txn"
 	"kbroker/internal/wire"
 	"kbroker/policy"
 )
-
-// handlerFunc answers one request. Per-resource problems go in the response
-// as error codes; a returned error closes the connection.
-type handlerFunc func(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error)
-
-type apiDef struct {
-	min, max int16
-	handle   handlerFunc
-}
-
-var registry = map[int16]apiDef{}
-
-// register is called from each handler file's init.
-func register(key kmsg.Key, min, max int16, h handlerFunc) {
-	if _, dup := registry[int16(key)]; dup {
-		panic("api: " + key.Name() + " registered twice")
-	}
-	if max > key.Request().MaxVersion() {
-		panic("api: " + key.Name() + " registered above what kmsg can decode")
-	}
-	registry[int16(key)] = apiDef{min: min, max: max, handle: h}
-}
 
 // Deps are the services the handlers use.
 type Deps struct {
@@ -75,13 +59,21 @@ type Controller interface{ Controller() int32 }
 // Server dispatches requests to the handlers. It implements wire.Handler.
 type Server struct {
 	Deps
-	producerIDs producerIDs
+	// controller validates, places and creates topics and partitions.
+	controller  *controller.Controller
+	producerIDs *txn.ProducerIDs
 	// quotaListings is the last DescribeClientQuotas listing built.
 	quotaListings atomic.Pointer[quotaListing]
 }
 
 // New returns the API server over deps.
-func New(deps Deps) *Server { return &Server{Deps: deps} }
+func New(deps Deps) *Server {
+	return &Server{
+		Deps:        deps,
+		controller:  controller.New(deps.Broker, deps.Store, deps.CreateTopicPolicy, deps.Logger),
+		producerIDs: txn.NewProducerIDs(deps.Store),
+	}
+}
 
 // Supports reports the version range of key (wire.Versions).
 func (s *Server) Supports(key int16) (min, max int16, ok bool) {
@@ -93,9 +85,10 @@ func (s *Server) Supports(key int16) (min, max int16, ok bool) {
 // the other brokers' changes, catch_up.go) and charges its time to the
 // connection's request quota.
 func (s *Server) Handle(ctx context.Context, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
-	s.catchUp(ctx, r) // waiting for etcd is not broker time: not charged
+	d := registry[r.Key]
+	s.catchUp(ctx, d, r) // waiting for etcd is not broker time: not charged
 	start := time.Now()
-	resp, err := registry[r.Key].handle(ctx, s, c, r)
+	resp, err := d.handle(ctx, s, c, r)
 	if err == nil {
 		s.chargeRequestTime(c, r, resp, time.Since(start))
 	}

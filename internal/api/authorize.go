@@ -35,8 +35,9 @@ package api
 //	CreateAcls, DeleteAcls        ALTER              CLUSTER                   every result CLUSTER_AUTHORIZATION_FAILED
 //	ApiVersions, SaslHandshake, SaslAuthenticate: none
 //
-// clusterRequirements below is the part of this table that handlers look
-// up by API key; the topic-level checks use the topic helpers.
+// The APIs authorized as a whole on CLUSTER declare their row where they
+// are registered (clusterACL), and clusterAllowed applies it; the
+// topic-level checks use the topic helpers below.
 
 import (
 	"encoding/binary"
@@ -73,23 +74,6 @@ func (a *Authorization) SetACLs(acls []auth.ACL) {
 // Authorizer is the current immutable authorizer.
 func (a *Authorization) Authorizer() *auth.Authorizer { return a.cur.Load() }
 
-// clusterRequirement is what an API needs on the CLUSTER resource.
-type clusterRequirement struct {
-	op auth.Operation
-}
-
-// clusterRequirements: the APIs authorized as a whole on kafka-cluster.
-var clusterRequirements = map[kmsg.Key]clusterRequirement{
-	kmsg.DescribeCluster:              {auth.OpDescribe},
-	kmsg.DescribeClientQuotas:         {auth.OpDescribeConfigs},
-	kmsg.AlterClientQuotas:            {auth.OpAlterConfigs},
-	kmsg.DescribeUserSCRAMCredentials: {auth.OpDescribe},
-	kmsg.AlterUserSCRAMCredentials:    {auth.OpAlter},
-	kmsg.DescribeACLs:                 {auth.OpDescribe},
-	kmsg.CreateACLs:                   {auth.OpAlter},
-	kmsg.DeleteACLs:                   {auth.OpAlter},
-}
-
 // allowed decides one action for the connection's principal and host.
 func (s *Server) allowed(c *wire.Conn, op auth.Operation, rt auth.ResourceType, name string) bool {
 	if s.Authz == nil {
@@ -98,13 +82,14 @@ func (s *Server) allowed(c *wire.Conn, op auth.Operation, rt auth.ResourceType, 
 	return s.Authz.cur.Load().Authorize(c.Principal, c.Host(), op, rt, name)
 }
 
-// clusterAllowed applies the API's row of clusterRequirements.
+// clusterAllowed applies the CLUSTER row the API declared at registration
+// (clusterACL).
 func (s *Server) clusterAllowed(c *wire.Conn, key kmsg.Key) bool {
-	req, ok := clusterRequirements[key]
-	if !ok {
-		panic("api: no cluster requirement for " + key.Name())
+	d := registry[int16(key)]
+	if !d.hasClusterOp {
+		panic("api: " + key.Name() + " registered without a CLUSTER ACL row")
 	}
-	return s.allowed(c, req.op, auth.ResourceCluster, auth.ClusterName)
+	return s.allowed(c, d.clusterOp, auth.ResourceCluster, auth.ClusterName)
 }
 
 // errClusterAuth is the refusal of a CLUSTER-level check.

@@ -61,7 +61,7 @@ var quotaKeys = []struct {
 type quotaConfigResource struct{ user bool }
 
 // entity parses a USER or CLIENT resource name.
-func (q quotaConfigResource) entity(name string) (quotaEntity, error) {
+func (q quotaConfigResource) entity(name string) (quota.Entity, error) {
 	part := func(s string) (*string, error) {
 		if s == "" {
 			return nil, newError(kerr.InvalidRequest, "empty entity name; use <default> for the default entity")
@@ -75,21 +75,21 @@ func (q quotaConfigResource) entity(name string) (quotaEntity, error) {
 		}
 		return &raw, nil
 	}
-	var e quotaEntity
+	var e quota.Entity
 	var err error
 	if !q.user {
-		e.hasClient = true
-		e.client, err = part(name)
+		e.HasClientID = true
+		e.ClientID, err = part(name)
 		return e, err
 	}
-	e.hasUser = true
+	e.HasUser = true
 	userPart, clientPart, pair := strings.Cut(name, "/clients/")
-	if e.user, err = part(userPart); err != nil {
+	if e.User, err = part(userPart); err != nil {
 		return e, err
 	}
 	if pair {
-		e.hasClient = true
-		e.client, err = part(clientPart)
+		e.HasClientID = true
+		e.ClientID, err = part(clientPart)
 	}
 	return e, err
 }
@@ -101,19 +101,19 @@ func (q quotaConfigResource) describe(s *Server, snap *meta.Snapshot, name strin
 	}
 	// A default part stands for a name with no override of its own.
 	user, client := "", ""
-	if e.hasUser {
+	if e.HasUser {
 		user = "<default>"
-		if e.user != nil {
-			user = *e.user
+		if e.User != nil {
+			user = *e.User
 		}
 	}
-	if e.hasClient {
+	if e.HasClientID {
 		client = "<default>"
-		if e.client != nil {
-			client = *e.client
+		if e.ClientID != nil {
+			client = *e.ClientID
 		}
 	}
-	own := snap.Quotas[e.path()]
+	own := snap.Quotas[e.Path()]
 	var out []dynconfig.Described
 	for _, k := range quotaKeys {
 		limit, levels, ok := s.Quotas.Resolve(user, client, k.name)
@@ -179,7 +179,7 @@ func (q quotaConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn,
 		}
 		qops = replaceQuotaOp(qops, qop)
 	}
-	return s.alterQuotas(ctx, c, []quotaChange{{path: e.path(), ops: qops}}, validateOnly)[0]
+	return s.alterQuotas(ctx, c, []quotaChange{{path: e.Path(), ops: qops}}, validateOnly)[0]
 }
 
 // replaceQuotaOp puts op in ops, replacing an earlier op on the same key.
@@ -241,7 +241,7 @@ func (s *Server) alterQuotas(ctx context.Context, c *wire.Conn, changes []quotaC
 			}
 		}
 		if err := s.Quotas.ValidateChanges(quota.Overrides{paths[j]: next}); err != nil {
-			return nil, newError(kerr.InvalidRequest, err.Error())
+			return nil, err
 		}
 		if validateOnly {
 			return nil, errValidateOnly
@@ -276,7 +276,7 @@ func checkQuotaOps(path string, ops []quotaOp) error {
 			value = 1 // a removal names a key but carries no value to check
 		}
 		if err := quota.ValidateKey(path, op.key, value); err != nil {
-			return newError(kerr.InvalidRequest, err.Error())
+			return err
 		}
 	}
 	return nil

@@ -21,23 +21,18 @@ import (
 	"kbroker/broker"
 	"kbroker/broker/brokertest"
 	"kbroker/internal/config"
+	"kbroker/internal/testkit"
 	"kbroker/policy"
 )
 
 func client(t *testing.T, b *broker.Broker) (*kgo.Client, *kadm.Client) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	cl := testkit.Client(t, b.Addr())
 	return cl, kadm.NewClient(cl)
 }
 
 func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return c
+	return testkit.Context(t, 20*time.Second)
 }
 
 // describe returns every config of one resource, with synonyms and docs.

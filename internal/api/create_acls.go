@@ -21,7 +21,7 @@ import (
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.CreateACLs, 0, 3, handleCreateACLs) }
+func init() { register(kmsg.CreateACLs, 0, 3, handleCreateACLs, catchesUp(), clusterACL(auth.OpAlter)) }
 
 func handleCreateACLs(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.CreateACLsRequest)

@@ -8,16 +8,16 @@ package api
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/auth"
+	"kbroker/internal/controller"
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.CreatePartitions, 0, 3, handleCreatePartitions) }
+func init() { register(kmsg.CreatePartitions, 0, 3, handleCreatePartitions, catchesUp()) }
 
 func handleCreatePartitions(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.CreatePartitionsRequest)
@@ -41,49 +41,24 @@ func handleCreatePartitions(ctx context.Context, s *Server, c *wire.Conn, r *wir
 	return resp, nil
 }
 
+// createPartitions checks one topic's increase, admits it against the
+// controller mutation quota and has the controller store it.
 func (s *Server) createPartitions(ctx context.Context, c *wire.Conn, r *wire.Request, rt kmsg.CreatePartitionsRequestTopic, validateOnly bool, resp *kmsg.CreatePartitionsResponse) error {
-	t := s.Store.Snapshot().Topics[rt.Topic]
-	if t == nil {
-		return newError(kerr.UnknownTopicOrPartition, fmt.Sprintf("The topic '%s' does not exist.", rt.Topic))
-	}
-	if rt.Count <= t.Partitions {
-		if rt.Count == t.Partitions {
-			return newError(kerr.InvalidPartitions, fmt.Sprintf("Topic already has %d partitions.", t.Partitions))
-		}
-		return newError(kerr.InvalidPartitions, fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.", rt.Topic, t.Partitions, rt.Count))
-	}
-	var replicas [][]int32
+	inc := controller.PartitionIncrease{Topic: rt.Topic, Count: rt.Count}
 	if rt.Assignment != nil {
-		if len(rt.Assignment) != int(rt.Count-t.Partitions) {
-			return newError(kerr.InvalidReplicaAssignment, fmt.Sprintf("Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", rt.Count-t.Partitions, len(rt.Assignment)))
-		}
-		assignment := map[int32][]int32{}
-		for i, a := range rt.Assignment {
-			assignment[t.Partitions+int32(i)] = a.Replicas
-		}
-		if err := s.checkAssignment(assignment, t.Partitions); err != nil {
-			return err
-		}
+		inc.Assignment = make([][]int32, 0, len(rt.Assignment))
 		for _, a := range rt.Assignment {
-			if err := s.checkReplicationFactor(int16(len(a.Replicas))); err != nil {
-				return err
-			}
-			replicas = append(replicas, a.Replicas)
+			inc.Assignment = append(inc.Assignment, a.Replicas)
 		}
 	}
-	if err := checkRecordCount(int64(rt.Count) - int64(t.Partitions)); err != nil {
+	checked, err := s.controller.CheckPartitions(s.Store.Snapshot(), inc)
+	if err != nil || validateOnly {
 		return err
 	}
-	if validateOnly {
-		return nil
-	}
-	throttle, err := s.admitMutations(c, r, r.Version >= 3, int(rt.Count-t.Partitions))
+	throttle, err := s.admitMutations(c, r, r.Version >= 3, int(checked.Added))
 	addThrottle(resp, throttle)
 	if err != nil {
 		return err
 	}
-	if replicas == nil { // placed only now that the count passed every check
-		replicas = s.place(s.Store.Snapshot(), rt.Count-t.Partitions)
-	}
-	return s.Store.AddPartitions(ctx, rt.Topic, rt.Count, replicas)
+	return s.controller.CreatePartitions(ctx, checked)
 }

@@ -22,11 +22,12 @@ import (
 
 	"kbroker/internal/auth"
 	"kbroker/internal/config"
+	"kbroker/internal/controller"
 	"kbroker/internal/meta"
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.CreateTopics, 0, 7, handleCreateTopics) }
+func init() { register(kmsg.CreateTopics, 0, 7, handleCreateTopics, catchesUp()) }
 
 func handleCreateTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.CreateTopicsRequest)
@@ -35,12 +36,12 @@ func handleCreateTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 	for _, rt := range req.Topics {
 		counts[rt.Topic]++
 	}
-	// Validate every topic, then create the valid ones in one store
-	// transaction, so a request for many topics costs one durable commit.
+	// Check every topic (the create-topic policy included) before any is
+	// written, then create the valid ones in one store transaction.
 	snap := s.Store.Snapshot()
-	specs := make([]*topicSpec, len(req.Topics))
+	specs := make([]*controller.TopicSpec, len(req.Topics))
 	errs := make([]error, len(req.Topics))
-	var batch []meta.NewTopic
+	var batch []*controller.TopicSpec
 	var batchIdx []int
 	for i, rt := range req.Topics {
 		if counts[rt.Topic] > 1 {
@@ -52,31 +53,23 @@ func handleCreateTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 			continue
 		}
 		if specs[i], errs[i] = specFromRequest(rt); errs[i] == nil {
-			errs[i] = s.checkTopic(snap, specs[i])
+			errs[i] = s.controller.CheckTopic(snap, specs[i])
 		}
 		if errs[i] == nil && !req.ValidateOnly {
 			var throttle time.Duration
-			throttle, errs[i] = s.admitMutations(c, r, req.Version >= 6, int(specs[i].partitions))
+			throttle, errs[i] = s.admitMutations(c, r, req.Version >= 6, int(specs[i].Partitions))
 			addThrottle(resp, throttle)
 		}
 		if errs[i] == nil && !req.ValidateOnly {
-			batch = append(batch, meta.NewTopic{Topic: s.newTopic(snap, specs[i]), Configs: specs[i].configs})
+			batch = append(batch, specs[i])
 			batchIdx = append(batchIdx, i)
 		}
 	}
 	created := make([]*meta.Topic, len(req.Topics))
 	if len(batch) > 0 {
-		topics, createErrs, err := s.Store.CreateTopics(ctx, batch)
+		topics, createErrs := s.controller.CreateTopics(ctx, snap, batch)
 		for j, i := range batchIdx {
-			switch {
-			case err != nil:
-				errs[i] = err
-			case createErrs[j] != nil:
-				errs[i] = createErrs[j]
-			default:
-				created[i] = topics[j]
-				s.Logger.Info("created topic", "topic", topics[j].Name, "id", topics[j].ID.String(), "partitions", topics[j].Partitions)
-			}
+			created[i], errs[i] = topics[j], createErrs[j]
 		}
 		snap = s.Store.Snapshot()
 	}
@@ -95,21 +88,27 @@ func handleCreateTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 	return resp, nil
 }
 
+// autoCreateTopic is Metadata's auto-creation of name with the broker's
+// default counts.
+func (s *Server) autoCreateTopic(ctx context.Context, name string) (*meta.Topic, error) {
+	return s.controller.CreateTopic(ctx, &controller.TopicSpec{Name: name, Partitions: -1, ReplicationFactor: -1})
+}
+
 // specFromRequest reads one requested topic.
-func specFromRequest(rt kmsg.CreateTopicsRequestTopic) (*topicSpec, error) {
-	spec := &topicSpec{name: rt.Topic, partitions: rt.NumPartitions, replicationFactor: rt.ReplicationFactor,
-		configs: map[string]string{}}
+func specFromRequest(rt kmsg.CreateTopicsRequestTopic) (*controller.TopicSpec, error) {
+	spec := &controller.TopicSpec{Name: rt.Topic, Partitions: rt.NumPartitions, ReplicationFactor: rt.ReplicationFactor,
+		Configs: map[string]string{}}
 	if len(rt.ReplicaAssignment) > 0 {
-		spec.assignment = map[int32][]int32{}
+		spec.Assignment = map[int32][]int32{}
 		for _, a := range rt.ReplicaAssignment {
-			spec.assignment[a.Partition] = a.Replicas
+			spec.Assignment[a.Partition] = a.Replicas
 		}
 	}
 	for _, cfg := range rt.Configs {
 		if cfg.Value == nil {
 			return nil, newError(kerr.InvalidConfig, fmt.Sprintf("Null value not supported for topic configs: %s", cfg.Name))
 		}
-		spec.configs[cfg.Name] = *cfg.Value
+		spec.Configs[cfg.Name] = *cfg.Value
 	}
 	return spec, nil
 }
@@ -117,18 +116,18 @@ func specFromRequest(rt kmsg.CreateTopicsRequestTopic) (*topicSpec, error) {
 // describeCreated fills what v5+ responses carry about the new (or, with
 // validate_only, would-be) topic: id, and counts and effective configs if
 // the principal may see them.
-func (s *Server) describeCreated(c *wire.Conn, snap *meta.Snapshot, spec *topicSpec, t *meta.Topic, st *kmsg.CreateTopicsResponseTopic) {
+func (s *Server) describeCreated(c *wire.Conn, snap *meta.Snapshot, spec *controller.TopicSpec, t *meta.Topic, st *kmsg.CreateTopicsResponseTopic) {
 	if t != nil {
 		st.TopicID = t.ID
 	}
-	if err := s.topicAllowed(c, auth.OpDescribeConfigs, spec.name); err != nil {
+	if err := s.topicAllowed(c, auth.OpDescribeConfigs, spec.Name); err != nil {
 		// Counts stay -1 and configs null, as Kafka leaves them.
 		st.ConfigErrorCode, _ = errorCode(err)
 		return
 	}
-	st.NumPartitions, st.ReplicationFactor = spec.partitions, spec.replicationFactor
-	layers := s.Configs.Layers(snap, spec.name)
-	layers.Topic = spec.configs
+	st.NumPartitions, st.ReplicationFactor = spec.Partitions, spec.ReplicationFactor
+	layers := s.Configs.Layers(snap, spec.Name)
+	layers.Topic = spec.Configs
 	for _, d := range config.Topics.Defs() {
 		e := config.ResolveTopic(d, layers)
 		rc := kmsg.NewCreateTopicsResponseTopicConfig()

@@ -17,7 +17,7 @@ import (
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.DeleteACLs, 0, 3, handleDeleteACLs) }
+func init() { register(kmsg.DeleteACLs, 0, 3, handleDeleteACLs, catchesUp(), clusterACL(auth.OpAlter)) }
 
 func handleDeleteACLs(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DeleteACLsRequest)

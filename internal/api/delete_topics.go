@@ -19,7 +19,7 @@ import (
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.DeleteTopics, 0, 6, handleDeleteTopics) }
+func init() { register(kmsg.DeleteTopics, 0, 6, handleDeleteTopics, catchesUp()) }
 
 func handleDeleteTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DeleteTopicsRequest)
@@ -68,9 +68,7 @@ func handleDeleteTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 			if err != nil {
 				break
 			}
-			if err = s.Store.DeleteTopic(ctx, t.Name); err == nil {
-				s.Logger.Info("deleted topic", "topic", t.Name, "id", t.ID.String())
-			}
+			err = s.controller.DeleteTopic(ctx, t)
 		}
 		rt.ErrorCode, rt.ErrorMessage = errorCode(err)
 		resp.Topics = append(resp.Topics, rt)

@@ -14,6 +14,7 @@ package api
 
 import (
 	"context"
+	"maps"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -23,7 +24,9 @@ import (
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.DescribeACLs, 0, 3, handleDescribeACLs) }
+func init() {
+	register(kmsg.DescribeACLs, 0, 3, handleDescribeACLs, catchesUp(), clusterACL(auth.OpDescribe))
+}
 
 // errSecurityDisabled answers the ACL APIs on a broker without authorizer.
 var errSecurityDisabled = newError(kerr.SecurityDisabled, "No Authorizer is configured on the broker")
@@ -46,7 +49,7 @@ func handleDescribeACLs(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 		return resp, nil
 	}
 	snap := s.Store.Snapshot()
-	keys := slices.Sorted(mapKeys(snap.ACLs))
+	keys := slices.Sorted(maps.Keys(snap.ACLs))
 	for _, key := range keys {
 		var res *kmsg.DescribeACLsResponseResource
 		for _, a := range snap.ACLs[key] {
@@ -70,21 +73,4 @@ func handleDescribeACLs(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 		}
 	}
 	return resp, nil
-}
-
-// aclFilter converts a wire filter; v0 requests have no pattern type and
-// mean LITERAL.
-func aclFilter(version int16, rt kmsg.ACLResourceType, name *string, pt kmsg.ACLResourcePatternType,
-	principal, host *string, op kmsg.ACLOperation, perm kmsg.ACLPermissionType) auth.Filter {
-	pattern := auth.PatternType(pt)
-	if version == 0 {
-		pattern = auth.PatternLiteral
-	}
-	return auth.Filter{ResourceType: auth.ResourceType(rt), ResourceName: name, PatternType: pattern,
-		Principal: principal, Host: host, Operation: auth.Operation(op), Permission: auth.Permission(perm)}
-}
-
-// auditACL logs an applied ACL change with who made it.
-func (s *Server) auditACL(c *wire.Conn, what string, a auth.ACL) {
-	s.Audit.Info(what, "principal", c.Principal, "client", c.Remote.String(), "acl", a.String())
 }

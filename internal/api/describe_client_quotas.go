@@ -21,12 +21,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/auth"
 	"kbroker/internal/meta"
 	"kbroker/internal/quota"
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.DescribeClientQuotas, 0, 1, handleDescribeClientQuotas) }
+func init() {
+	register(kmsg.DescribeClientQuotas, 0, 1, handleDescribeClientQuotas, catchesUp(), clusterACL(auth.OpDescribeConfigs))
+}
 
 func handleDescribeClientQuotas(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeClientQuotasRequest)
@@ -45,7 +48,7 @@ func handleDescribeClientQuotas(ctx context.Context, s *Server, c *wire.Conn, r 
 		out.all = true
 		return out, nil
 	}
-	parts := make([]wireComponent, 0, 3)
+	parts := make([]quota.Component, 0, 3)
 	for i := range out.listing.entities {
 		if quotaFilterMatches(req.Components, req.Strict, out.listing.entities[i].entity, parts) {
 			out.matched = append(out.matched, i)
@@ -69,14 +72,14 @@ func (r *describeClientQuotasResponse) AppendTo(dst []byte) []byte {
 		// Filtered answers are encoded here: a filter naming one entity
 		// should not cost encoding them all.
 		enc := newQuotaEntryEncoder(r.Version)
-		return appendArrayResponse(dst, r.DescribeClientQuotasResponse, len(r.matched), func(dst []byte, i int) []byte {
+		return wire.AppendArrayResponse(dst, r.DescribeClientQuotasResponse, len(r.matched), func(dst []byte, i int) []byte {
 			return enc.append(dst, &r.listing.entities[r.matched[i]])
 		})
 	}
 	enc := r.listing.encoded(r.Version)
-	dst, entries := openTrailingArray(r.DescribeClientQuotasResponse.AppendTo(dst), r.IsFlexible(), len(r.listing.entities))
-	dst = append(grow(dst, len(enc)+1), enc...)
-	return entries.close(dst)
+	dst, entries := wire.OpenTrailingArray(r.DescribeClientQuotasResponse.AppendTo(dst), r.IsFlexible(), len(r.listing.entities))
+	dst = append(wire.Grow(dst, len(enc)+1), enc...)
+	return entries.Close(dst)
 }
 
 // quotaListing is every entity of one Quotas map of the metadata snapshot,
@@ -97,7 +100,7 @@ type quotaListing struct {
 // map so that encoding compares no key strings: values[i] is the value of
 // sortedKeys[i] if bit i of set is.
 type listedQuota struct {
-	entity quotaEntity
+	entity quota.Entity
 	values [len(sortedKeys)]float64
 	set    uint8
 	// other is the store's map instead, for an entity with a key that is
@@ -108,7 +111,7 @@ type listedQuota struct {
 // sortedKeys are every quota key Kafka has, sorted.
 var sortedKeys = [...]string{quota.ConnectionCreationRate, quota.ConsumerByteRate, quota.ControllerMutationRate, quota.ProducerByteRate, quota.RequestPercentage}
 
-func listQuota(e quotaEntity, values map[string]float64) listedQuota {
+func listQuota(e quota.Entity, values map[string]float64) listedQuota {
 	q := listedQuota{entity: e}
 	for k, v := range values {
 		i := slices.Index(sortedKeys[:], k)
@@ -173,7 +176,7 @@ func (l *quotaListing) parse() {
 	parsed := make([]bool, len(all))
 	inChunks(len(all), chunksFor(len(all)), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			if e, err := entityFromPath(all[i].path); err == nil {
+			if e, err := quota.ParseEntity(all[i].path); err == nil {
 				listed[i], parsed[i] = listQuota(e, all[i].values), true
 			}
 		}
@@ -216,16 +219,16 @@ func (l *quotaListing) encoded(v int16) []byte {
 
 // quotaEntryEncoder encodes DescribeClientQuotas entries one at a time.
 type quotaEntryEncoder struct {
-	enc   *elementEncoder
+	enc   *wire.ElementEncoder
 	entry *kmsg.DescribeClientQuotasResponseEntry
-	parts []wireComponent
+	parts []quota.Component
 }
 
 func newQuotaEntryEncoder(version int16) *quotaEntryEncoder {
 	one := kmsg.NewPtrDescribeClientQuotasResponse()
 	one.Version = version
 	one.Entries = []kmsg.DescribeClientQuotasResponseEntry{}
-	enc := newElementEncoder(one, 1)
+	enc := wire.NewElementEncoder(one, 1)
 	one.Entries = append(one.Entries, kmsg.NewDescribeClientQuotasResponseEntry())
 	return &quotaEntryEncoder{enc: enc, entry: &one.Entries[0]}
 }
@@ -234,14 +237,14 @@ func newQuotaEntryEncoder(version int16) *quotaEntryEncoder {
 // sorted by key.
 func (e *quotaEntryEncoder) append(dst []byte, q *listedQuota) []byte {
 	e.entry.Entity = e.entry.Entity[:0]
-	e.parts = q.entity.components(e.parts[:0])
+	e.parts = q.entity.AppendComponents(e.parts[:0])
 	for _, c := range e.parts {
 		re := kmsg.NewDescribeClientQuotasResponseEntryEntity()
-		re.Type, re.Name = c.typ, c.name
+		re.Type, re.Name = c.Type, c.Name
 		e.entry.Entity = append(e.entry.Entity, re)
 	}
 	e.entry.Values = q.appendValues(e.entry.Values[:0])
-	return append(dst, e.enc.element()...)
+	return append(dst, e.enc.Element()...)
 }
 
 // inChunks runs fn over [0, n) cut in k contiguous chunks, in parallel.
@@ -275,7 +278,7 @@ func checkQuotaFilter(components []kmsg.DescribeClientQuotasRequestComponent) er
 		switch c.EntityType {
 		case "":
 			return newError(kerr.InvalidRequest, "Invalid empty entity type in filter")
-		case entityUser, entityClientID, entityIP:
+		case quota.TypeUser, quota.TypeClientID, quota.TypeIP:
 		default:
 			return newError(kerr.UnsupportedVersion, fmt.Sprintf("Custom entity type '%s' not supported", c.EntityType))
 		}
@@ -294,7 +297,7 @@ func checkQuotaFilter(components []kmsg.DescribeClientQuotasRequestComponent) er
 			return newError(kerr.InvalidRequest, fmt.Sprintf("Unknown match type %d", c.MatchType))
 		}
 	}
-	if seen[entityIP] && (seen[entityUser] || seen[entityClientID]) {
+	if seen[quota.TypeIP] && (seen[quota.TypeUser] || seen[quota.TypeClientID]) {
 		return newError(kerr.InvalidRequest, "Invalid entity filter component combination: ip cannot be combined with user or client-id")
 	}
 	return nil
@@ -302,14 +305,14 @@ func checkQuotaFilter(components []kmsg.DescribeClientQuotasRequestComponent) er
 
 // quotaFilterMatches applies a validated filter to one entity; parts is
 // scratch space, so that matching 100,000 entities allocates nothing.
-func quotaFilterMatches(components []kmsg.DescribeClientQuotasRequestComponent, strict bool, e quotaEntity, parts []wireComponent) bool {
-	parts = e.components(parts[:0])
+func quotaFilterMatches(components []kmsg.DescribeClientQuotasRequestComponent, strict bool, e quota.Entity, parts []quota.Component) bool {
+	parts = e.AppendComponents(parts[:0])
 	for _, c := range components {
-		i := slices.IndexFunc(parts, func(p wireComponent) bool { return p.typ == c.EntityType })
+		i := slices.IndexFunc(parts, func(p quota.Component) bool { return p.Type == c.EntityType })
 		if i < 0 {
 			return false
 		}
-		name := parts[i].name
+		name := parts[i].Name
 		switch c.MatchType {
 		case kmsg.QuotasMatchTypeExact:
 			if name == nil || *name != *c.Match {

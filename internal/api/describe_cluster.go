@@ -18,7 +18,9 @@ import (
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.DescribeCluster, 0, 2, handleDescribeCluster) }
+func init() {
+	register(kmsg.DescribeCluster, 0, 2, handleDescribeCluster, catchesUp(), clusterACL(auth.OpDescribe))
+}
 
 func handleDescribeCluster(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeClusterRequest)

@@ -25,7 +25,7 @@ import (
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.DescribeConfigs, 0, 4, handleDescribeConfigs) }
+func init() { register(kmsg.DescribeConfigs, 0, 4, handleDescribeConfigs, catchesUp()) }
 
 func handleDescribeConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeConfigsRequest)
@@ -79,7 +79,7 @@ func handleDescribeConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire
 }
 
 // describeConfigsResponse is a DescribeConfigsResponse whose resources are
-// encoded one by one (spliced.go): describing every config of 10,000
+// encoded one by one (wire/splice.go): describing every config of 10,000
 // topics is 330,000 entries, which are never all built as structs.
 type describeConfigsResponse struct {
 	*kmsg.DescribeConfigsResponse // Resources stays empty; the rest is encoded as is
@@ -99,15 +99,15 @@ type describedResource struct {
 func (r *describeConfigsResponse) AppendTo(dst []byte) []byte {
 	one := kmsg.NewPtrDescribeConfigsResponse()
 	one.Version = r.Version
-	enc := newElementEncoder(one, 1)
+	enc := wire.NewElementEncoder(one, 1)
 	one.Resources = make([]kmsg.DescribeConfigsResponseResource, 1)
-	return appendArrayResponse(dst, r.DescribeConfigsResponse, len(r.resources), func(dst []byte, i int) []byte {
+	return wire.AppendArrayResponse(dst, r.DescribeConfigsResponse, len(r.resources), func(dst []byte, i int) []byte {
 		d := r.resources[i]
 		if d.res == nil {
 			return r.topics.appendTopic(dst, d.topic, d.overrides)
 		}
 		one.Resources[0] = *d.res
-		return append(dst, enc.element()...)
+		return append(dst, enc.Element()...)
 	})
 }
 
@@ -122,9 +122,9 @@ type topicConfigRenderer struct {
 	encoded  []byte // base entries encoded back to back
 	offsets  []int  // entry i is encoded[offsets[i]:offsets[i+1]]
 
-	header    *elementEncoder // a resource without configs
+	header    *wire.ElementEncoder // a resource without configs
 	headerRes *kmsg.DescribeConfigsResponseResource
-	config    *elementEncoder // one config of a resource
+	config    *wire.ElementEncoder // one config of a resource
 	configRes *kmsg.DescribeConfigsResponseResource
 	overrides []topicOverride // scratch: one topic's, in base order
 }
@@ -152,14 +152,14 @@ func newTopicConfigRenderer(req *kmsg.DescribeConfigsRequest, base []dynconfig.D
 // oneResourceEncoder is an element encoder over a response of one
 // resource, and that resource: for depth 1 the element is the resource,
 // for depth 2 the caller gives it one config, the element.
-func oneResourceEncoder(version int16, depth int) (*elementEncoder, *kmsg.DescribeConfigsResponseResource) {
+func oneResourceEncoder(version int16, depth int) (*wire.ElementEncoder, *kmsg.DescribeConfigsResponseResource) {
 	one := kmsg.NewPtrDescribeConfigsResponse()
 	one.Version = version
 	one.Resources = []kmsg.DescribeConfigsResponseResource{kmsg.NewDescribeConfigsResponseResource()}
 	if depth == 1 {
 		one.Resources = one.Resources[:0] // measured empty
 	}
-	enc := newElementEncoder(one, depth)
+	enc := wire.NewElementEncoder(one, depth)
 	one.Resources = one.Resources[:1]
 	return enc, &one.Resources[0]
 }
@@ -167,7 +167,7 @@ func oneResourceEncoder(version int16, depth int) (*elementEncoder, *kmsg.Descri
 // encodeConfig renders and encodes one entry; valid until the next call.
 func (t *topicConfigRenderer) encodeConfig(e dynconfig.Described) []byte {
 	t.configRes.Configs[0] = describedConfig(t.req, e)
-	return t.config.element()
+	return t.config.Element()
 }
 
 // appendTopic appends the resource of every config of a topic with the
@@ -175,7 +175,7 @@ func (t *topicConfigRenderer) encodeConfig(e dynconfig.Described) []byte {
 // outside the catalog are not described).
 func (t *topicConfigRenderer) appendTopic(dst []byte, name string, overrides map[string]string) []byte {
 	t.headerRes.ResourceName = name
-	dst, configs := openTrailingArray(append(dst, t.header.element()...), t.header.one.IsFlexible(), len(t.base))
+	dst, configs := wire.OpenTrailingArray(append(dst, t.header.Element()...), t.header.Flexible(), len(t.base))
 	t.overrides = t.overrides[:0]
 	for k, v := range overrides {
 		if i, ok := t.position[k]; ok {
@@ -192,7 +192,7 @@ func (t *topicConfigRenderer) appendTopic(dst []byte, name string, overrides map
 		next = o.position + 1
 	}
 	dst = append(dst, t.encoded[t.offsets[next]:]...)
-	return configs.close(dst)
+	return configs.Close(dst)
 }
 
 // describedConfig renders one entry for the request's version and options.

@@ -12,6 +12,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -23,7 +24,7 @@ import (
 )
 
 func init() {
-	register(kmsg.DescribeUserSCRAMCredentials, 0, 0, handleDescribeUserSCRAMCredentials)
+	register(kmsg.DescribeUserSCRAMCredentials, 0, 0, handleDescribeUserSCRAMCredentials, catchesUp(), clusterACL(auth.OpDescribe))
 }
 
 func handleDescribeUserSCRAMCredentials(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
@@ -35,7 +36,7 @@ func handleDescribeUserSCRAMCredentials(ctx context.Context, s *Server, c *wire.
 	}
 	snap := s.Store.Snapshot()
 	if len(req.Users) == 0 {
-		for _, user := range slices.Sorted(mapKeys(snap.Scram)) {
+		for _, user := range slices.Sorted(maps.Keys(snap.Scram)) {
 			resp.Results = append(resp.Results, scramResult(snap, user))
 		}
 		return resp, nil
@@ -75,14 +76,4 @@ func scramResult(snap *meta.Snapshot, user string) kmsg.DescribeUserSCRAMCredent
 		}
 	}
 	return res
-}
-
-func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }

@@ -7,15 +7,22 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kbroker/internal/auth"
+	"kbroker/internal/controller"
 	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
 	"kbroker/internal/partitions"
+	"kbroker/internal/quota"
 	"kbroker/internal/record"
+	"kbroker/internal/refusal"
 	"kbroker/internal/storage"
+	"kbroker/internal/wire"
 )
 
 // errorTable maps the sentinel errors of kbroker's services to Kafka error
-// codes. It is the one place where internal errors become wire errors.
+// codes. It is the one place where internal errors become wire errors: the
+// services say what went wrong, never which Kafka code it is. Every
+// exported Err* of a service package has a row (errors_test.go), or is
+// listed there as one that never reaches a handler.
 var errorTable = []struct {
 	err  error
 	kerr *kerr.Error
@@ -45,6 +52,13 @@ var errorTable = []struct {
 	{meta.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{meta.ErrInvalidPartions, kerr.InvalidPartitions},
 	{meta.ErrNoCredential, kerr.ResourceNotFound},
+	{controller.ErrInvalidTopic, kerr.InvalidTopicException},
+	{controller.ErrCountsWithAssignment, kerr.InvalidRequest},
+	{controller.ErrInvalidPartitions, kerr.InvalidPartitions},
+	{controller.ErrInvalidReplicationFactor, kerr.InvalidReplicationFactor},
+	{controller.ErrInvalidReplicaAssignment, kerr.InvalidReplicaAssignment},
+	{controller.ErrInvalidConfig, kerr.InvalidConfig},
+	{controller.ErrPolicyViolation, kerr.PolicyViolation},
 	{auth.ErrUnknownScramMechanism, kerr.UnsupportedSaslMechanism},
 	{auth.ErrEmptyUsername, kerr.UnacceptableCredential},
 	{auth.ErrTooFewIterations, kerr.UnacceptableCredential},
@@ -53,6 +67,14 @@ var errorTable = []struct {
 	{dynconfig.ErrInvalidConfig, kerr.InvalidConfig},
 	{dynconfig.ErrInvalidRequest, kerr.InvalidRequest},
 	{dynconfig.ErrPolicyViolation, kerr.PolicyViolation},
+	{auth.ErrUnsupportedMechanism, kerr.UnsupportedSaslMechanism},
+	{auth.ErrIllegalSaslState, kerr.IllegalSaslState},
+	// The SASL state machine of the connection layer.
+	{wire.ErrSASLState, kerr.IllegalSaslState},
+	{wire.ErrSASLMechanism, kerr.UnsupportedSaslMechanism},
+	{wire.ErrSASLAuthentication, kerr.SaslAuthenticationFailed},
+	// A quota entity, key or value the quota package refuses.
+	{quota.ErrInvalid, kerr.InvalidRequest},
 	// The metadata store (etcd) unreachable or contended: the client retries.
 	{meta.ErrUnavailable, kerr.RequestTimedOut},
 	{meta.ErrConflict, kerr.RequestTimedOut},
@@ -93,8 +115,18 @@ func (e *codeError) Unwrap() error { return e.kerr }
 // newError returns an error carrying code k and message msg.
 func newError(k *kerr.Error, msg string) error { return &codeError{kerr: k, msg: msg} }
 
-// errorIs reports whether err carries the Kafka error k.
+// errorIs reports whether err is a refusal that answers as the Kafka error
+// k: one decided here (newError) or a service's refusal.Error. A bare
+// sentinel from a store write is not one.
 func errorIs(err error, k *kerr.Error) bool {
 	var ke *kerr.Error
-	return errors.As(err, &ke) && ke == k
+	if errors.As(err, &ke) {
+		return ke == k
+	}
+	var r *refusal.Error
+	if !errors.As(err, &r) {
+		return false
+	}
+	code, _ := errorCode(r)
+	return code == k.Code
 }

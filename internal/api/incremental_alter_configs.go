@@ -18,7 +18,7 @@ import (
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.IncrementalAlterConfigs, 0, 1, handleIncrementalAlterConfigs) }
+func init() { register(kmsg.IncrementalAlterConfigs, 0, 1, handleIncrementalAlterConfigs, catchesUp()) }
 
 func handleIncrementalAlterConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.IncrementalAlterConfigsRequest)

@@ -4,19 +4,16 @@ package api
 //
 // Gives an idempotent producer a new producer id with epoch 0, as Kafka
 // does for producers without a transactional id (a producer that asks again
-// after a fatal sequence error gets a fresh id). Ids come from blocks
-// reserved in the metadata store, so they are unique across restarts.
+// after a fatal sequence error gets a fresh id), from txn.ProducerIDs.
 // Transactional ids are refused with INVALID_REQUEST: kbroker has no
 // transaction coordinator yet.
 
 import (
 	"context"
-	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"kbroker/internal/meta"
 	"kbroker/internal/wire"
 )
 
@@ -34,36 +31,11 @@ func handleInitProducerID(ctx context.Context, s *Server, c *wire.Conn, r *wire.
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil
 	}
-	id, err := s.producerIDs.next(ctx, s.Store)
+	id, err := s.producerIDs.Next(ctx)
 	if err != nil {
 		resp.ErrorCode, _ = errorCode(err)
 		return resp, nil
 	}
 	resp.ProducerID, resp.ProducerEpoch = id, 0
 	return resp, nil
-}
-
-// producerIDBlock is how many ids one store write reserves (Kafka's
-// ProducerIdManager uses blocks of 1000 too).
-const producerIDBlock = 1000
-
-// producerIDs hands out ids from the current reserved block.
-type producerIDs struct {
-	mu         sync.Mutex
-	nextID, to int64
-}
-
-func (p *producerIDs) next(ctx context.Context, store *meta.Store) (int64, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.nextID >= p.to {
-		first, err := store.AllocateProducerIDs(ctx, producerIDBlock)
-		if err != nil {
-			return 0, err
-		}
-		p.nextID, p.to = first, first+producerIDBlock
-	}
-	id := p.nextID
-	p.nextID++
-	return id, nil
 }

@@ -25,7 +25,7 @@ import (
 	"kbroker/internal/wire"
 )
 
-func init() { register(kmsg.Metadata, 0, 13, handleMetadata) }
+func init() { register(kmsg.Metadata, 0, 13, handleMetadata, catchesUpWhen(metadataNamesUnknownTopic)) }
 
 func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.MetadataRequest)
@@ -77,7 +77,7 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 			case !s.createAllowed(c, *rt.Topic):
 				err = errTopicAuth
 			default:
-				t, err = s.createTopic(ctx, &topicSpec{name: *rt.Topic, partitions: -1, replicationFactor: -1})
+				t, err = s.autoCreateTopic(ctx, *rt.Topic)
 				if errorIs(err, kerr.TopicAlreadyExists) { // created concurrently
 					if t = s.Store.Snapshot().Topics[*rt.Topic]; t == nil {
 						// by another broker, and not yet seen through the

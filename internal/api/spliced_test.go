@@ -104,12 +104,12 @@ func TestDescribeClientQuotasListingEncodingIsKmsgEncoding(t *testing.T) {
 					continue
 				}
 				entry := kmsg.NewDescribeClientQuotasResponseEntry()
-				for _, c := range q.entity.components(nil) {
+				for _, c := range q.entity.AppendComponents(nil) {
 					re := kmsg.NewDescribeClientQuotasResponseEntryEntity()
-					re.Type, re.Name = c.typ, c.name
+					re.Type, re.Name = c.Type, c.Name
 					entry.Entity = append(entry.Entity, re)
 				}
-				values := quotas[q.entity.path()]
+				values := quotas[q.entity.Path()]
 				for _, k := range slices.Sorted(maps.Keys(values)) {
 					v := kmsg.NewDescribeClientQuotasResponseEntryValue()
 					v.Key, v.Value = k, values[k]

@@ -13,6 +13,7 @@ import (
 
 	"kbroker/internal/cluster/etcdtest"
 	"kbroker/internal/testbin"
+	"kbroker/internal/testkit"
 )
 
 // TestMain builds the kbroker binary once, on first use (testbin).
@@ -39,9 +40,9 @@ func TestThreeKbrokerProcessesFormOneCluster(t *testing.T) {
 	eventually(t, "three brokers in the metadata", func() bool { return len(metadata(t, addrs[2]).Brokers) == 3 })
 	createTopic(t, addrs[0], "procs", 3)
 
-	cl := newClient(t, kgo.SeedBrokers(addrs[1]), kgo.DefaultProduceTopic("procs"), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+	cl := testkit.Client(t, "", kgo.SeedBrokers(addrs[1]), kgo.DefaultProduceTopic("procs"), kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ConsumeTopics("procs"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	ctx := ctxFor(t, 20*time.Second)
+	ctx := testkit.Context(t, 20*time.Second)
 	for p := int32(0); p < 3; p++ {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Partition: p, Value: []byte("x")}).FirstErr(); err != nil {
 			t.Fatal(err)

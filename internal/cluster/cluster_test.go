@@ -4,7 +4,6 @@ package cluster_test
 // brokers that share their metadata through it, driven with franz-go.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -23,6 +22,7 @@ import (
 	"kbroker/broker/brokertest"
 	"kbroker/internal/cluster/etcdtest"
 	"kbroker/internal/config"
+	"kbroker/internal/testkit"
 )
 
 type testCluster struct {
@@ -77,22 +77,6 @@ func (tc *testCluster) addrs() []string {
 	return out
 }
 
-func newClient(t *testing.T, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
-}
-
-func ctxFor(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // send sends req to exactly the broker at addr (not wherever franz-go
 // would route it).
 func send[R kmsg.Response](t *testing.T, addr string, req kmsg.Request) R {
@@ -105,9 +89,9 @@ func send[R kmsg.Response](t *testing.T, addr string, req kmsg.Request) R {
 }
 
 func trySend(t *testing.T, addr string, req kmsg.Request) (kmsg.Response, error) {
-	cl := newClient(t, kgo.SeedBrokers(addr), kgo.RetryTimeout(time.Second))
+	cl := testkit.Client(t, "", kgo.SeedBrokers(addr), kgo.RetryTimeout(time.Second))
 	defer cl.Close()
-	return cl.SeedBrokers()[0].Request(ctxFor(t, 10*time.Second), req)
+	return cl.SeedBrokers()[0].Request(testkit.Context(t, 10*time.Second), req)
 }
 
 func metadata(t *testing.T, addr string, topics ...string) *kmsg.MetadataResponse {
@@ -280,8 +264,8 @@ func TestCreateTopicSpreadsLeadersAndOnlyLeadersServe(t *testing.T) {
 
 	// Producing through one broker and consuming through another: franz-go
 	// sends each partition's batches to its leader.
-	producer := newClient(t, kgo.SeedBrokers(tc.addr(2)), kgo.DefaultProduceTopic("spread"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	ctx := ctxFor(t, 20*time.Second)
+	producer := testkit.Client(t, "", kgo.SeedBrokers(tc.addr(2)), kgo.DefaultProduceTopic("spread"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ctx := testkit.Context(t, 20*time.Second)
 	for p := int32(0); p < 9; p++ {
 		if err := producer.ProduceSync(ctx, &kgo.Record{Partition: p, Value: []byte(fmt.Sprint("v", p))}).FirstErr(); err != nil {
 			t.Fatalf("producing to partition %d: %v", p, err)
@@ -291,7 +275,7 @@ func TestCreateTopicSpreadsLeadersAndOnlyLeadersServe(t *testing.T) {
 	for p := int32(0); p < 9; p++ {
 		parts[p] = kgo.NewOffset().AtStart()
 	}
-	consumer := newClient(t, kgo.SeedBrokers(tc.addr(3)), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"spread": parts}))
+	consumer := testkit.Client(t, "", kgo.SeedBrokers(tc.addr(3)), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"spread": parts}))
 	got := map[int32]string{}
 	for len(got) < 9 && ctx.Err() == nil {
 		consumer.PollFetches(ctx).EachRecord(func(r *kgo.Record) { got[r.Partition] = string(r.Value) })
@@ -414,8 +398,8 @@ func TestAlterOnOneBrokerIsSeenAndEnforcedOnAnother(t *testing.T) {
 	eventually(t, "broker 2 to describe max.message.bytes=200", func() bool {
 		return deref(describeConfigs(t, tc.addr(2), "cfg")["max.message.bytes"].Value) == "200"
 	})
-	producer := newClient(t, kgo.SeedBrokers(tc.addr(3)), kgo.DefaultProduceTopic("cfg"), kgo.RecordRetries(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
-	err := producer.ProduceSync(ctxFor(t, 10*time.Second), &kgo.Record{Value: make([]byte, 1000)}).FirstErr()
+	producer := testkit.Client(t, "", kgo.SeedBrokers(tc.addr(3)), kgo.DefaultProduceTopic("cfg"), kgo.RecordRetries(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	err := producer.ProduceSync(testkit.Context(t, 10*time.Second), &kgo.Record{Value: make([]byte, 1000)}).FirstErr()
 	if !errors.Is(err, kerr.MessageTooLarge) {
 		t.Fatalf("producing 1000 bytes to broker 2 after max.message.bytes=200 set through broker 1: %v, want MESSAGE_TOO_LARGE", err)
 	}
@@ -427,8 +411,8 @@ func TestAlterOnOneBrokerIsSeenAndEnforcedOnAnother(t *testing.T) {
 	createTopic(t, tc.addr(1), "quota", 0, 2)
 	tc.waitTopic(t, "quota")
 	hook := new(throttleHook)
-	slow := newClient(t, kgo.SeedBrokers(tc.addr(1)), kgo.ClientID("slow"), kgo.DefaultProduceTopic("quota"), kgo.WithHooks(hook))
-	ctx := ctxFor(t, 20*time.Second)
+	slow := testkit.Client(t, "", kgo.SeedBrokers(tc.addr(1)), kgo.ClientID("slow"), kgo.DefaultProduceTopic("quota"), kgo.WithHooks(hook))
+	ctx := testkit.Context(t, 20*time.Second)
 	for i := 0; i < 20 && hook.maxMs.Load() == 0; i++ {
 		if err := slow.ProduceSync(ctx, &kgo.Record{Value: make([]byte, 16<<10)}).FirstErr(); err != nil {
 			t.Fatal(err)
@@ -535,8 +519,8 @@ func TestStoppedBrokerLeavesTheCluster(t *testing.T) {
 func TestEtcdOutageKeepsDataFlowingAndFailsAdminWritesRetriably(t *testing.T) {
 	tc := startCluster(t, 3, nil, nil)
 	createTopic(t, tc.addr(1), "out", 0, 1, 2, 3)
-	producer := newClient(t, kgo.SeedBrokers(tc.addrs()...), kgo.DefaultProduceTopic("out"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	ctx := ctxFor(t, 40*time.Second)
+	producer := testkit.Client(t, "", kgo.SeedBrokers(tc.addrs()...), kgo.DefaultProduceTopic("out"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ctx := testkit.Context(t, 40*time.Second)
 	produce := func(round int) {
 		t.Helper()
 		for p := int32(0); p < 3; p++ {
@@ -549,7 +533,7 @@ func TestEtcdOutageKeepsDataFlowingAndFailsAdminWritesRetriably(t *testing.T) {
 
 	tc.etcd.Stop()
 	produce(2)
-	consumer := newClient(t, kgo.SeedBrokers(tc.addr(2)), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
+	consumer := testkit.Client(t, "", kgo.SeedBrokers(tc.addr(2)), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
 		"out": {0: kgo.NewOffset().AtStart(), 1: kgo.NewOffset().AtStart(), 2: kgo.NewOffset().AtStart()}}))
 	n := 0
 	for n < 6 && ctx.Err() == nil {

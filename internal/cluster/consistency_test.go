@@ -25,6 +25,7 @@ import (
 	"kbroker/internal/cluster/etcdtest"
 	"kbroker/internal/config"
 	"kbroker/internal/meta"
+	"kbroker/internal/testkit"
 	"kbroker/internal/testpki"
 )
 
@@ -227,7 +228,7 @@ func TestDuplicateNodeIDFailsToStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	ctx := ctxFor(t, 10*time.Second)
+	ctx := testkit.Context(t, 10*time.Second)
 	lease, err := cli.Grant(ctx, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -268,8 +269,8 @@ func TestEtcdOverTLSWithAuthentication(t *testing.T) {
 	b1 := brokertest.Start(t, props(1, "s3cret"))
 	b2 := brokertest.Start(t, props(2, "s3cret"))
 	createTopic(t, b1.Addr(), "secure", 0, 2)
-	producer := newClient(t, kgo.SeedBrokers(b1.Addr()), kgo.DefaultProduceTopic("secure"))
-	if err := producer.ProduceSync(ctxFor(t, 10*time.Second), &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+	producer := testkit.Client(t, "", kgo.SeedBrokers(b1.Addr()), kgo.DefaultProduceTopic("secure"))
+	if err := producer.ProduceSync(testkit.Context(t, 10*time.Second), &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
 		t.Fatalf("producing through a cluster on TLS etcd with auth: %v", err)
 	}
 	if got := brokerIDs(metadata(t, b2.Addr())); len(got) != 2 {

@@ -1,5 +1,5 @@
-// Package cluster is broker membership, controller election and partition
-// placement.
+// Package cluster is broker membership and controller election; what the
+// elected controller does (placement, topic creation) is internal/controller.
 //
 // Membership: every broker writes its registration (meta.Broker: id, rack,
 // advertised endpoints, published static configs) at brokers/<node.id>
@@ -13,9 +13,9 @@
 // Controller: the brokers campaign in an etcd election
 // (go.etcd.io/etcd/client/v3/concurrency) under controller/, on their
 // leases; the oldest campaign key is the leader, which Metadata and
-// DescribeCluster report as the controller. kbroker's controller has no
-// extra duties: any broker writes metadata (etcd transactions serialize
-// them), but clients such as sarama send admin requests to it.
+// DescribeCluster report as the controller. Today any broker carries out
+// the controller's duties (etcd transactions serialize the metadata
+// writes), but clients such as sarama send admin requests to it.
 //
 // In single-broker (bbolt) mode Local registers the broker in the store and
 // names it the controller, so the code above does not branch.

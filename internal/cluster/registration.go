@@ -42,3 +42,14 @@ func StaticProps(reg *meta.Broker) config.Properties {
 	}
 	return props
 }
+
+// LiveBrokers is snap's live brokers. Before self's registration reaches
+// the snapshot (startup, or a broker built without a cluster in tests) it
+// is self alone.
+func LiveBrokers(snap *meta.Snapshot, self *config.Broker) map[int32]*meta.Broker {
+	if len(snap.Brokers) > 0 {
+		return snap.Brokers
+	}
+	reg := Registration(self)
+	return map[int32]*meta.Broker{reg.ID: &reg}
+}

@@ -30,8 +30,9 @@
 // client_id).
 //
 // Independent mode (client.quota.subquota.mode=independent, the default) is
-// Apache Kafka's order with the seed's static defaults slotted in just below
-// the dynamic <default> entity they stand for:
+// Apache Kafka's order with the server.properties static defaults
+// (quota.user.*.default, quota.*.default) slotted in just below the
+// dynamic <default> entity they stand for:
 //
 //	    level                                    shared by                     labels
 //	 1  users/U/clients/C                        (U, C) alone                  U, C
@@ -45,20 +46,19 @@
 //	 9  clients/<default>                        each client-id across users   "", C
 //	10  quota.{producer,consumer}.default        as 9                          "", C
 //
-// Level 10 is reached only when no user-level value applies, which is the
-// seed's "client-id defaults apply only if the default user quota is
-// unlimited". (The seed gives the static client default to each (user,
-// client-id) pair; independent mode follows Kafka, which shared it per
-// client-id as level 9; reserved mode follows the seed.) The static defaults
-// exist for producer and consumer byte rates only (Kafka removed them in 3.0,
-// KAFKA-12591; kbroker keeps them because the seed has them).
+// Level 10 is reached only when no user-level value applies: the client-id
+// defaults apply only if the default user quota is unlimited. Independent
+// mode shares the static client default per client-id, as Kafka did (like
+// level 9); reserved mode gives each (user, client-id) pair its own. The
+// static defaults exist for producer and consumer byte rates only (Kafka
+// removed them in 3.0, KAFKA-12591; kbroker still reads them).
 //
-// A (U, C) quota is never carved out of U's: in the seed's example (user2 =
-// 4096, (user2, clientA) = 10, (user2, clientB) = 30) clientA gets 10,
-// clientB 30 and every other client of user2 shares 4096, so user2 can reach
-// 4136 bytes/s (reference §5.4).
+// A (U, C) quota is never carved out of U's: with user2 = 4096,
+// (user2, clientA) = 10 and (user2, clientB) = 30 (KIP-55's example),
+// clientA gets 10, clientB 30 and every other client of user2 shares 4096,
+// so user2 can reach 4136 bytes/s.
 //
-// Reserved mode (client.quota.subquota.mode=reserved) is the seed's design: a
+// Reserved mode (client.quota.subquota.mode=reserved) is KIP-55's draft: a
 // user's quota is a hard total over all of the user's clients. Any
 // user-level total (explicit, dynamic default or static default) is therefore
 // consulted before every level that would give a client its own quota, and
@@ -72,7 +72,7 @@
 //	 5  users/U/clients/<default>                each (U, c) its own                       U, C
 //	 6  users/<default>/clients/C                each (u, C) its own                       U, C
 //	 7  users/<default>/clients/<default>        each (u, c) its own                       U, C
-//	 8  clients/C                                each (u, C) its own (seed: "sole use")    U, C
+//	 8  clients/C                                each (u, C) its own, for its sole use     U, C
 //	 9  clients/<default>                        each (u, c) its own                       U, C
 //	10  quota.{producer,consumer}.default        each (u, c) its own                       U, C
 //
@@ -105,7 +105,7 @@
 //	controller_mutation     samples×window of quota  unbounded       none (KIP-599, Kafka's bucket)
 //	connection_creation     max(½ window, 1 conn)    none            time to the next token
 //
-// Why not Kafka's sampled Rate (reference §6.2–6.3): it divides the sum of 11
+// Why not Kafka's sampled Rate (its SampledStat windows): it divides the sum of 11
 // one-second samples by at least 10 s, so a fresh or idle client may send
 // about 10 s of quota at line rate before the first throttle, and the throttle
 // (O − T)/T × W then brings the 10-s average back to T slowly, which
@@ -151,13 +151,13 @@
 //
 // # Changes and lifetime
 //
-// SetOverrides installs a new immutable config. When only a few entities
+// SetOverrides installs a new immutable generation. When only a few entities
 // differ from the previous call (judged by the identity of their inner
-// maps, which the metadata store shares between snapshots), the config is
+// maps, which the metadata store shares between snapshots), the generation is
 // derived copy-on-write from the previous one, touching only the index
 // shards that change: about 10 ms with 150,000 entities, against ~200 ms
 // for a full compile. Each (user, client-id) keeps a binding to its
-// sensors that is re-resolved on its first record under a new config, so
+// sensors that is re-resolved on its first record under a new generation, so
 // a change applies to live connections on their next request. A sensor
 // whose entity is unchanged keeps its bucket: usage up to the change is
 // settled at the old rate, the rest at the new one. Sensors, bindings and

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+
+	"kbroker/internal/refusal"
 )
 
 // DefaultName is the entity name of a default entity in paths, as in
@@ -79,16 +81,101 @@ func ClientPath(client *string) string { return "clients/" + segment(client) }
 // one encoding.
 func IPPath(ip *string) string { return "ips/" + segment(ip) }
 
-// ParsePath splits an entity path into its names (desanitized; nil with the
-// matching has* true is the default entity). Only the ten shapes of the
-// package doc are accepted, and names must be in canonical sanitized form
-// (Sanitize(Desanitize(seg)) == seg), so that one entity has one path; ip
-// names must be IP addresses in their canonical text form (Kafka accepts
-// resolvable host names as well; kbroker does no name lookups).
-func ParsePath(path string) (user, client, ip *string, hasUser, hasClient, hasIP bool, err error) {
+// Entity component types, as the Kafka quota APIs name them.
+const (
+	TypeUser     = "user"
+	TypeClientID = "client-id"
+	TypeIP       = "ip"
+)
+
+// Entity is a quota entity as the Kafka APIs name it: which components it
+// has, and each one's name (nil for the default entity of that type).
+type Entity struct {
+	User, ClientID, IP          *string
+	HasUser, HasClientID, HasIP bool
+}
+
+// Component is one typed part of an entity on the wire.
+type Component struct {
+	Type string
+	Name *string // nil: the default
+}
+
+// EntityOf validates the components of an entity as Kafka does: no
+// component twice, no empty names, and ip never with user or client-id.
+func EntityOf(components []Component) (Entity, error) {
+	var e Entity
+	if len(components) == 0 {
+		return e, invalidEntity("Invalid empty client quota entity")
+	}
+	for _, c := range components {
+		if c.Name != nil && *c.Name == "" {
+			return e, invalidEntity(fmt.Sprintf("Empty %s name is not allowed; use null for the default entity", c.Type))
+		}
+		var has *bool
+		switch c.Type {
+		case TypeUser:
+			has, e.User = &e.HasUser, c.Name
+		case TypeClientID:
+			has, e.ClientID = &e.HasClientID, c.Name
+		case TypeIP:
+			has, e.IP = &e.HasIP, c.Name
+		default:
+			return e, invalidEntity(fmt.Sprintf("Unhandled client quota entity type: %s", c.Type))
+		}
+		if *has {
+			return e, invalidEntity(fmt.Sprintf("Duplicate %s entity type in client quota entity", c.Type))
+		}
+		*has = true
+	}
+	if e.HasIP && (e.HasUser || e.HasClientID) {
+		return e, invalidEntity("Invalid quota entity combination: ip cannot be combined with user or client-id")
+	}
+	return e, nil
+}
+
+// invalidEntity is an entity refused with Kafka's message for it.
+func invalidEntity(msg string) error { return refusal.New(ErrInvalid, msg) }
+
+// Path is the entity's path.
+func (e Entity) Path() string {
+	switch {
+	case e.HasIP:
+		return IPPath(e.IP)
+	case e.HasUser && e.HasClientID:
+		return UserClientPath(e.User, e.ClientID)
+	case e.HasUser:
+		return UserPath(e.User)
+	default:
+		return ClientPath(e.ClientID)
+	}
+}
+
+// AppendComponents appends the entity's parts to out in Kafka's order
+// (user, client-id, ip); callers describing many entities reuse one slice.
+func (e Entity) AppendComponents(out []Component) []Component {
+	if e.HasUser {
+		out = append(out, Component{TypeUser, e.User})
+	}
+	if e.HasClientID {
+		out = append(out, Component{TypeClientID, e.ClientID})
+	}
+	if e.HasIP {
+		out = append(out, Component{TypeIP, e.IP})
+	}
+	return out
+}
+
+// ParseEntity reads an entity path (names desanitized). Only the ten
+// shapes of the package doc are accepted, and names must be in canonical
+// sanitized form (Sanitize(Desanitize(seg)) == seg), so that one entity has
+// one path; ip names must be IP addresses in their canonical text form
+// (Kafka accepts resolvable host names as well; kbroker does no name
+// lookups).
+func ParseEntity(path string) (Entity, error) {
 	e, err := parseEntity(path)
 	if err != nil {
-		return nil, nil, nil, false, false, false, err
+		return Entity{}, err
 	}
 	name := func(s string, isDefault bool) *string {
 		if isDefault {
@@ -96,19 +183,21 @@ func ParsePath(path string) (user, client, ip *string, hasUser, hasClient, hasIP
 		}
 		return &s
 	}
+	out := Entity{HasUser: e.hasUser, HasClientID: e.hasClient, HasIP: e.hasIP}
 	if e.hasUser {
-		user = name(e.user, e.defUser)
+		out.User = name(e.user, e.defUser)
 	}
 	if e.hasClient {
-		client = name(e.client, e.defClient)
+		out.ClientID = name(e.client, e.defClient)
 	}
 	if e.hasIP {
-		ip = name(e.ip, e.defIP)
+		out.IP = name(e.ip, e.defIP)
 	}
-	return user, client, ip, e.hasUser, e.hasClient, e.hasIP, nil
+	return out, nil
 }
 
-// entity is a parsed path without pointers, for the compile loop.
+// entity is a parsed path without pointers (Entity with the default
+// marked by a flag), for the compile loop.
 type entity struct {
 	user, client, ip          string // desanitized; "" when default or absent
 	hasUser, hasClient, hasIP bool

@@ -73,15 +73,19 @@ func TestPathsRoundTrip(t *testing.T) {
 		{IPPath(ptr("::1")), names{ip: ptr("::1"), hasIP: true}},
 		{IPPath(nil), names{hasIP: true}},
 	} {
-		u, c, ip, hu, hc, hi, err := ParsePath(tc.path)
+		e, err := ParseEntity(tc.path)
 		if err != nil {
-			t.Errorf("ParsePath(%q): %v", tc.path, err)
+			t.Errorf("ParseEntity(%q): %v", tc.path, err)
 			continue
+		}
+		u, c, ip, hu, hc, hi := e.User, e.ClientID, e.IP, e.HasUser, e.HasClientID, e.HasIP
+		if e.Path() != tc.path {
+			t.Errorf("ParseEntity(%q).Path() = %q", tc.path, e.Path())
 		}
 		got := names{u, c, ip, hu, hc, hi}
 		if str(got.user) != str(tc.want.user) || str(got.client) != str(tc.want.client) || str(got.ip) != str(tc.want.ip) ||
 			hu != tc.want.hasUser || hc != tc.want.hasClient || hi != tc.want.hasIP {
-			t.Errorf("ParsePath(%q) = %s %s %s %v %v %v", tc.path, str(u), str(c), str(ip), hu, hc, hi)
+			t.Errorf("ParseEntity(%q) = %s %s %s %v %v %v", tc.path, str(u), str(c), str(ip), hu, hc, hi)
 		}
 	}
 	if p := UserClientPath(ptr("user2"), ptr("clientA")); p != "users/user2/clients/clientA" {
@@ -99,7 +103,7 @@ func str(p *string) string {
 	return "'" + *p + "'"
 }
 
-func TestParsePathRejects(t *testing.T) {
+func TestParseEntityRejects(t *testing.T) {
 	for _, path := range []string{
 		"", "users", "users/", "users//clients/c", "users/a/clients/", "users/a/clients", "users/a/topics/b",
 		"clients/a/users/b", "ips/<default>/clients/c", "topics/t", "users/a/clients/b/x",
@@ -107,10 +111,37 @@ func TestParsePathRejects(t *testing.T) {
 		"ips/not-an-ip", "ips/010.0.0.1", "ips/%3A%3A0%3A1", "ips/fe80%3A%3A1%25eth0", "ips/%3A%3Affff%3A1.2.3.4",
 		"/users/a", "config/users/a",
 	} {
-		if _, _, _, _, _, _, err := ParsePath(path); !errors.Is(err, ErrInvalid) {
-			t.Errorf("ParsePath(%q) = %v, want ErrInvalid", path, err)
+		if _, err := ParseEntity(path); !errors.Is(err, ErrInvalid) {
+			t.Errorf("ParseEntity(%q) = %v, want ErrInvalid", path, err)
 		} else if !strings.Contains(err.Error(), path) {
-			t.Errorf("ParsePath(%q): error %q does not name the path", path, err)
+			t.Errorf("ParseEntity(%q): error %q does not name the path", path, err)
 		}
+	}
+}
+
+// EntityOf applies Kafka's rules for an entity's components, refusing as
+// ErrInvalid (INVALID_REQUEST on the wire) with Kafka's message.
+func TestEntityOfRefusesWhatKafkaRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		components []Component
+		want       string
+	}{
+		{nil, "Invalid empty client quota entity"},
+		{[]Component{{TypeUser, ptr("")}}, "Empty user name is not allowed; use null for the default entity"},
+		{[]Component{{"topic", ptr("t")}}, "Unhandled client quota entity type: topic"},
+		{[]Component{{TypeUser, ptr("a")}, {TypeUser, ptr("b")}}, "Duplicate user entity type in client quota entity"},
+		{[]Component{{TypeIP, nil}, {TypeClientID, ptr("c")}}, "Invalid quota entity combination: ip cannot be combined with user or client-id"},
+	} {
+		_, err := EntityOf(tc.components)
+		if !errors.Is(err, ErrInvalid) || err.Error() != tc.want {
+			t.Errorf("EntityOf(%v) = %v, want ErrInvalid %q", tc.components, err, tc.want)
+		}
+	}
+	e, err := EntityOf([]Component{{TypeClientID, nil}, {TypeUser, ptr("alice")}})
+	if err != nil || e.Path() != "users/alice/clients/<default>" {
+		t.Fatalf("EntityOf(client-id default, user alice) = %+v, %v", e, err)
+	}
+	if parts := e.AppendComponents(nil); len(parts) != 2 || parts[0].Type != TypeUser || parts[1].Type != TypeClientID {
+		t.Errorf("components %v, want user then client-id", parts)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"maps"
 )
 
-// index is a map split into shards so that a config derived from the
+// index is a map split into shards so that a generation derived from the
 // previous one copies only the shards a change touches (copy-on-write)
 // instead of all 100,000 entries. Lookups pay one extra hash; they happen
 // only when a connection (re)binds, never on the steady Record path.

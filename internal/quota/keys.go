@@ -79,10 +79,11 @@ var keyTypes = map[string]valueType{
 // Kafka's type is LONG or INT. Kafka allows connection_creation_rate = 0;
 // kbroker asks for > 0 everywhere (remove the key for "unlimited").
 func ValidateKey(path, key string, value float64) error {
-	_, _, _, _, _, hasIP, err := ParsePath(path)
+	e, err := parseEntity(path)
 	if err != nil {
 		return &ValidationError{Path: path, Msg: err.Error()}
 	}
+	hasIP := e.hasIP
 	bad := func(format string, a ...any) error {
 		return &ValidationError{Path: path, Key: key, Msg: fmt.Sprintf(format, a...)}
 	}

@@ -20,7 +20,7 @@ const (
 	// most specific level that sets a key, and shares it only as that level
 	// says (package doc).
 	Independent SubquotaMode = iota
-	// Reserved is the seed's (KIP-55 draft) behaviour: a user's quota is a
+	// Reserved is KIP-55's draft behaviour: a user's quota is a
 	// hard total; (user, client-id) sub-quotas are reserved out of it and the
 	// user's other clients share the remainder.
 	Reserved
@@ -29,7 +29,7 @@ const (
 // Options configure a Manager. Zero values mean the defaults noted.
 type Options struct {
 	Mode SubquotaMode
-	// The seed's static defaults from server.properties (0 = unlimited):
+	// Static defaults from server.properties (0 = unlimited):
 	// quota.user.producer.default, quota.user.consumer.default,
 	// quota.producer.default, quota.consumer.default. Each sits just below
 	// the matching dynamic <default> entity (package doc).
@@ -58,7 +58,7 @@ type Manager struct {
 	touchEvery  int64 // ns: granularity of last-use stamps
 	base        time.Time
 
-	cur     atomic.Pointer[config]
+	cur     atomic.Pointer[generation]
 	setMu   sync.Mutex // serialises SetOverrides so epochs only grow
 	prev    Overrides  // what cur was built from (guarded by setMu)
 	derived int        // SetOverrides calls served by derive (tests)
@@ -78,11 +78,11 @@ type Manager struct {
 
 type bindKey struct{ user, client string }
 
-// binding is what one (user, client-id) resolves to under one config: the
+// binding is what one (user, client-id) resolves to under one generation: the
 // sensor of each quota type (nil: unlimited). Immutable but for lastUse; a
-// new config replaces it on first use.
+// new generation replaces it on first use.
 type binding struct {
-	cfg     *config
+	gen     *generation
 	s       [numKeys]*sensor
 	lastUse atomic.Int64
 }
@@ -104,7 +104,7 @@ type sensorKey struct {
 type sensor struct {
 	mu      sync.Mutex
 	b       bucket
-	epoch   uint64 // config generation whose limit b holds
+	epoch   uint64 // generation whose limit b holds
 	lastUse atomic.Int64
 	dead    atomic.Bool // expired: bindings holding it must re-resolve
 	met     *sensorMetrics
@@ -184,7 +184,7 @@ func (m *Manager) ApplyChanges(o Overrides, changed []string) {
 	m.setMu.Lock()
 	defer m.setMu.Unlock()
 	prev := m.cur.Load()
-	var c *config
+	var c *generation
 	if m.prev != nil && len(changed) <= maxDerived {
 		changes := make(map[string]map[string]float64, len(changed))
 		for _, path := range changed {
@@ -203,12 +203,12 @@ func (m *Manager) ApplyChanges(o Overrides, changed []string) {
 
 // settle moves the live bindings that c may change onto it now, at c.at.
 // Left to their next record call, an idle client's sensors would skip
-// every config between, and settle all the time since the last one they
+// every generation between, and settle all the time since the last one they
 // applied at that one's rate: a quota raised and lowered again while the
 // client waited out a throttle would bill the raised period at the low
 // rate. Settling at each change integrates the limit actually in force.
 // affected nil: every binding.
-func (m *Manager) settle(c *config, affected func(user, client string) bool) {
+func (m *Manager) settle(c *generation, affected func(user, client string) bool) {
 	var stale []*binding
 	var keys []bindKey
 	for i := range m.shards {
@@ -216,7 +216,7 @@ func (m *Manager) settle(c *config, affected func(user, client string) bool) {
 		stale, keys = stale[:0], keys[:0]
 		sh.mu.RLock()
 		for k, b := range sh.m {
-			if b.cfg.epoch < c.epoch && (affected == nil || affected(k.user, k.client)) {
+			if b.gen.epoch < c.epoch && (affected == nil || affected(k.user, k.client)) {
 				stale, keys = append(stale, b), append(keys, k)
 			}
 		}
@@ -308,7 +308,7 @@ func (m *Manager) sensorFor(k keyID, user, client string) (*sensor, int64) {
 	b := sh.m[bindKey{user, client}]
 	sh.mu.RUnlock()
 	now := m.nanos()
-	if b == nil || b.cfg != c || b.s[k] != nil && b.s[k].dead.Load() {
+	if b == nil || b.gen != c || b.s[k] != nil && b.s[k].dead.Load() {
 		b = m.rebind(c, sh, user, client, now)
 	}
 	s := b.s[k]
@@ -334,9 +334,9 @@ func (m *Manager) touch(stamp *atomic.Int64, now int64) {
 
 // rebind resolves (user, client) against c: the slow path, once per
 // connection identity per config generation.
-func (m *Manager) rebind(c *config, sh *bindShard, user, client string, now int64) *binding {
+func (m *Manager) rebind(c *generation, sh *bindShard, user, client string, now int64) *binding {
 	user, client = strings.Clone(user), strings.Clone(client) // don't pin request buffers
-	nb := &binding{cfg: c}
+	nb := &binding{gen: c}
 	nb.lastUse.Store(now)
 	for k := range numKeys {
 		r := c.resolve(user, client, k)
@@ -357,7 +357,7 @@ func (m *Manager) rebind(c *config, sh *bindShard, user, client string, now int6
 	bk := bindKey{user, client}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if old := sh.m[bk]; old != nil && old.cfg.epoch > c.epoch {
+	if old := sh.m[bk]; old != nil && old.gen.epoch > c.epoch {
 		return old // a newer generation won the race
 	}
 	sh.m[bk] = nb
@@ -365,10 +365,10 @@ func (m *Manager) rebind(c *config, sh *bindShard, user, client string, now int6
 }
 
 // sensor returns the sensor for key, created full or updated to limit. Two
-// connections resolving the same key under one config always compute the
+// connections resolving the same key under one generation always compute the
 // same limit (a key's level is a function of the names it carries), so the
 // epoch check is enough to apply each change once.
-func (m *Manager) sensor(key sensorKey, limit float64, c *config, now int64) *sensor {
+func (m *Manager) sensor(key sensorKey, limit float64, c *generation, now int64) *sensor {
 	m.sensorsMu.Lock()
 	s := m.sensors[key]
 	if s == nil {
@@ -390,7 +390,7 @@ func (m *Manager) sensor(key sensorKey, limit float64, c *config, now int64) *se
 
 // setLimit moves s to c's limit: usage up to the change is settled at the
 // old rate, the time since at the new one.
-func (s *sensor) setLimit(limit float64, c *config, now int64) {
+func (s *sensor) setLimit(limit float64, c *generation, now int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c.epoch <= s.epoch {
@@ -440,17 +440,22 @@ func (m *Manager) observe(s *sensor, k keyID, v float64, t time.Duration) {
 // producer_byte_rate and returns the throttle: the request is accepted, the
 // response carries the throttle and the connection is muted for it (KIP-219).
 func (m *Manager) RecordProduce(user, clientID string, bytes int) time.Duration {
-	s, now := m.sensorFor(kProduce, user, clientID)
+	return m.record(kProduce, user, clientID, float64(max(bytes, 0)), maxThrottle)
+}
+
+// record takes v from the (user, client) sensor of k and returns the
+// throttle that pays back the debt it leaves, at most limit.
+func (m *Manager) record(k keyID, user, client string, v float64, limit time.Duration) time.Duration {
+	s, now := m.sensorFor(k, user, client)
 	if s == nil {
 		return 0
 	}
-	v := float64(max(bytes, 0))
 	s.mu.Lock()
 	after := s.b.take(now, v)
 	rate := s.b.rate
 	s.mu.Unlock()
-	t := throttleFor(-after, rate, maxThrottle)
-	m.observe(s, kProduce, v, t)
+	t := throttleFor(-after, rate, limit)
+	m.observe(s, k, v, t)
 	return t
 }
 
@@ -517,18 +522,7 @@ func (m *Manager) FetchByteCap(user, clientID string) int64 {
 // nanos × 100 / 1e9) and returns the throttle, capped at one window as in
 // Kafka.
 func (m *Manager) RecordRequestTime(user, clientID string, d time.Duration) time.Duration {
-	s, now := m.sensorFor(kRequest, user, clientID)
-	if s == nil {
-		return 0
-	}
-	v := max(d.Seconds(), 0) * 100
-	s.mu.Lock()
-	after := s.b.take(now, v)
-	rate := s.b.rate
-	s.mu.Unlock()
-	t := throttleFor(-after, rate, m.opts.Window)
-	m.observe(s, kRequest, v, t)
-	return t
+	return m.record(kRequest, user, clientID, max(d.Seconds(), 0)*100, m.opts.Window)
 }
 
 // CheckMutations is the strict-mode check before a CreateTopics /
@@ -555,18 +549,7 @@ func (m *Manager) CheckMutations(user, clientID string) (throttle time.Duration,
 // RecordMutations records n partitions created or deleted and returns the
 // throttle (permissive mode throttles with it; strict mode reports it).
 func (m *Manager) RecordMutations(user, clientID string, n int) time.Duration {
-	s, now := m.sensorFor(kMutation, user, clientID)
-	if s == nil {
-		return 0
-	}
-	v := float64(max(n, 0))
-	s.mu.Lock()
-	after := s.b.take(now, v)
-	rate := s.b.rate
-	s.mu.Unlock()
-	t := throttleFor(-after, rate, maxThrottle)
-	m.observe(s, kMutation, v, t)
-	return t
+	return m.record(kMutation, user, clientID, float64(max(n, 0)), maxThrottle)
 }
 
 // RecordConnection admits a new connection from ip against
@@ -614,7 +597,7 @@ func (m *Manager) RecordConnection(ip string) time.Duration {
 	return t
 }
 
-func (m *Manager) ipSensor(a netip.Addr, limit float64, c *config, now int64) *sensor {
+func (m *Manager) ipSensor(a netip.Addr, limit float64, c *generation, now int64) *sensor {
 	m.ipMu.Lock()
 	s := m.ips[a]
 	if s == nil {

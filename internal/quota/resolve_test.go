@@ -194,7 +194,7 @@ func TestResolveLevels(t *testing.T) {
 	}
 }
 
-// TestStaticDefaults places the seed's server.properties defaults: the user
+// TestStaticDefaults places the server.properties defaults: the user
 // default like users/<default> just below it; the client default like
 // clients/<default> just below it, reachable only when no user level
 // applies ("only if default user quota is unlimited").
@@ -242,8 +242,9 @@ func TestStaticDefaults(t *testing.T) {
 	}
 }
 
-// seedOverrides is KIP-55's sample configuration.
-func seedOverrides() Overrides {
+// kip55Overrides is KIP-55's sample configuration (user2 = 4096/8192 bytes/s,
+// its clientA = 10/20 and clientB = 30/40).
+func kip55Overrides() Overrides {
 	return Overrides{
 		"users/user1":                 {ProducerByteRate: 1024, ConsumerByteRate: 2048},
 		"users/user2":                 {ProducerByteRate: 4096, ConsumerByteRate: 8192},
@@ -253,10 +254,10 @@ func seedOverrides() Overrides {
 	}
 }
 
-// TestSeedExampleReserved: the seed's worked example in reserved mode.
-func TestSeedExampleReserved(t *testing.T) {
+// TestKIP55ExampleReserved: KIP-55's sample configuration in reserved mode.
+func TestKIP55ExampleReserved(t *testing.T) {
 	m := New(Options{ExpireEvery: -1, Mode: Reserved, ClientProducerDefault: 300, ClientConsumerDefault: 400})
-	m.SetOverrides(seedOverrides())
+	m.SetOverrides(kip55Overrides())
 	checkTable(t, m, ProducerByteRate, []expect{
 		{c: conn{"user1", "x"}, limit: 1024, sharedBy: []conn{{"user1", "y"}, {"user1", "clientA"}}},
 		{c: conn{"user2", "clientA"}, limit: 10, notWith: []conn{{"user2", "clientB"}, {"user2", "clientC"}}},
@@ -281,7 +282,7 @@ func TestSeedExampleReserved(t *testing.T) {
 
 	// With a static user default, user3 gets a hard total too.
 	m = New(Options{ExpireEvery: -1, Mode: Reserved, UserProducerDefault: 5000})
-	o := seedOverrides()
+	o := kip55Overrides()
 	o["users/user3/clients/clientA"] = map[string]float64{ProducerByteRate: 1000}
 	m.SetOverrides(o)
 	checkTable(t, m, ProducerByteRate, []expect{
@@ -291,10 +292,10 @@ func TestSeedExampleReserved(t *testing.T) {
 	})
 }
 
-// TestSeedExampleIndependent: the same configuration in Kafka's mode.
-func TestSeedExampleIndependent(t *testing.T) {
+// TestKIP55ExampleIndependent: the same configuration in Kafka's mode.
+func TestKIP55ExampleIndependent(t *testing.T) {
 	m := New(Options{ExpireEvery: -1})
-	m.SetOverrides(seedOverrides())
+	m.SetOverrides(kip55Overrides())
 	checkTable(t, m, ProducerByteRate, []expect{
 		{c: conn{"user2", "clientA"}, limit: 10},
 		{c: conn{"user2", "clientC"}, limit: 4096, sharedBy: []conn{{"user2", "clientD"}}}, // not 4056
@@ -304,7 +305,7 @@ func TestSeedExampleIndependent(t *testing.T) {
 }
 
 // TestReservedModeOtherLevels pins the reserved-mode rules for the levels
-// the seed does not mention.
+// KIP-55's sample configuration does not exercise.
 func TestReservedModeOtherLevels(t *testing.T) {
 	m := New(Options{ExpireEvery: -1, Mode: Reserved})
 	m.SetOverrides(Overrides{
@@ -344,7 +345,7 @@ func TestReservedModeOtherLevels(t *testing.T) {
 func TestReservedTotalHolds(t *testing.T) {
 	clk := &simClock{}
 	m := New(Options{Now: clk.now, ExpireEvery: -1, Mode: Reserved})
-	m.SetOverrides(seedOverrides())
+	m.SetOverrides(kip55Overrides())
 	clients := []string{"clientA", "clientB", "clientC", "clientD", "clientE"}
 	next := make([]int64, len(clients))
 	sent := make([]int, len(clients))

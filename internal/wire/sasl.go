@@ -27,10 +27,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/auth"
+	"kbroker/internal/refusal"
 )
 
 // maxSASLToken bounds a raw (SaslHandshake v0) token frame, and every frame
@@ -56,15 +56,22 @@ type connSecurity struct {
 	closeAfter  bool      // send the response being written, then close
 }
 
-// SASLError is a SASL failure with its Kafka error code and the message for
-// the client.
-type SASLError struct {
-	Code *kerr.Error
-	Msg  string
-}
-
-func (e *SASLError) Error() string { return e.Msg }
-func (e *SASLError) Unwrap() error { return e.Code }
+// The SASL failures of the state machine. Each is wrapped with the message
+// for the client; the API layer's error table turns them into Kafka error
+// codes, so this package only says what went wrong.
+var (
+	// ErrSASLState: a SASL request out of turn (no handshake before it, a
+	// second handshake during an exchange, a token after the exchange ended,
+	// re-authentication with a client too old for it, a listener without
+	// SASL).
+	ErrSASLState = errors.New("illegal SASL state")
+	// ErrSASLMechanism: a mechanism that is not enabled, or a
+	// re-authentication that changes mechanism.
+	ErrSASLMechanism = errors.New("unsupported SASL mechanism")
+	// ErrSASLAuthentication: the credentials were refused, or a
+	// re-authentication changed the principal.
+	ErrSASLAuthentication = errors.New("SASL authentication failed")
+)
 
 // Host is the client's IP address as text (cached: authorization asks for
 // it on every request).
@@ -87,24 +94,24 @@ func (c *Conn) CloseAfterResponse() { c.sec.closeAfter = true }
 func (c *Conn) SASLHandshake(version int16, mechanism string) ([]string, error) {
 	s := &c.sec
 	if s.mechanisms == nil {
-		return nil, &SASLError{kerr.IllegalSaslState, "SaslHandshake on listener " + c.Listener + ", which has no SASL"}
+		return nil, refusal.New(ErrSASLState, "SaslHandshake on listener "+c.Listener+", which has no SASL")
 	}
 	enabled := s.mechanisms.Enabled()
 	switch {
 	case s.authed && (version < 1 || s.authVersion < 1):
 		c.CloseAfterResponse()
-		return enabled, &SASLError{kerr.IllegalSaslState, "Re-authentication needs SaslHandshake v1 and SaslAuthenticate v1+"}
+		return enabled, refusal.New(ErrSASLState, "Re-authentication needs SaslHandshake v1 and SaslAuthenticate v1+")
 	case s.authed && mechanism != s.mechanism:
 		c.CloseAfterResponse()
-		return enabled, &SASLError{kerr.UnsupportedSaslMechanism, auth.ReauthMechanismMessage(mechanism, s.mechanism)}
+		return enabled, refusal.New(ErrSASLMechanism, auth.ReauthMechanismMessage(mechanism, s.mechanism))
 	case !s.authed && s.session != nil:
 		c.CloseAfterResponse()
-		return enabled, &SASLError{kerr.IllegalSaslState, "Unexpected SaslHandshake: an exchange is already under way"}
+		return enabled, refusal.New(ErrSASLState, "Unexpected SaslHandshake: an exchange is already under way")
 	}
 	session, err := s.mechanisms.Start(mechanism)
 	if err != nil {
 		c.CloseAfterResponse()
-		return enabled, &SASLError{kerr.UnsupportedSaslMechanism, err.Error()}
+		return enabled, refusal.New(ErrSASLMechanism, err.Error())
 	}
 	s.session, s.mechanism, s.handshakeV = session, mechanism, version
 	s.reauthing = s.authed
@@ -121,7 +128,7 @@ func (c *Conn) SASLAuthenticate(version int16, token []byte) (reply []byte, life
 	s := &c.sec
 	if s.mechanisms == nil || s.session == nil || s.handshakeV < 1 {
 		c.CloseAfterResponse()
-		return nil, 0, &SASLError{kerr.IllegalSaslState, "Unexpected SaslAuthenticate: no SaslHandshake v1 before it"}
+		return nil, 0, refusal.New(ErrSASLState, "Unexpected SaslAuthenticate: no SaslHandshake v1 before it")
 	}
 	reply, done, err := s.session.Step(token)
 	if err != nil {
@@ -146,9 +153,9 @@ func (c *Conn) saslFailure(err error) error {
 	var ae *auth.AuthError
 	if errors.As(err, &ae) {
 		c.log.Info("SASL authentication failed", "mechanism", c.sec.mechanism, "reason", ae.Reason())
-		return &SASLError{kerr.SaslAuthenticationFailed, ae.ClientMessage(c.sec.reauthing)}
+		return refusal.New(ErrSASLAuthentication, ae.ClientMessage(c.sec.reauthing))
 	}
-	return &SASLError{kerr.IllegalSaslState, err.Error()}
+	return refusal.New(ErrSASLState, err.Error())
 }
 
 // finishAuth installs the principal of a completed exchange and starts the
@@ -157,7 +164,7 @@ func (c *Conn) finishAuth(version int16) (lifetimeMs int64, err error) {
 	s := &c.sec
 	principal := auth.UserPrincipal(s.session.AuthorizationID())
 	if s.authed && principal != c.Principal {
-		return 0, &SASLError{kerr.SaslAuthenticationFailed, auth.PrincipalChangedMessage(c.Principal, principal)}
+		return 0, refusal.New(ErrSASLAuthentication, auth.PrincipalChangedMessage(c.Principal, principal))
 	}
 	c.Principal = principal
 	s.authed, s.reauthing, s.session, s.authVersion = true, false, nil, version

@@ -5,6 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/internal/testkit"
 )
 
 // TestCreateTopicsWithHugePartitionCount: one request must not make the
@@ -17,14 +19,14 @@ import (
 func TestCreateTopicsWithHugePartitionCount(t *testing.T) {
 	addr := startBroker(t, nil)
 	s := seed(t, addr)
-	c := dial(t, addr)
+	c := testkit.Dial(t, addr)
 
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.Version, req.TimeoutMillis = 7, 5000
 	ct := kmsg.NewCreateTopicsRequestTopic()
 	ct.Topic, ct.NumPartitions, ct.ReplicationFactor = "huge", 100_000, 1
 	req.Topics = append(req.Topics, ct)
-	resp := c.roundTrip(req).(*kmsg.CreateTopicsResponse)
+	resp := c.RoundTrip(req).(*kmsg.CreateTopicsResponse)
 	wantCode(t, "CreateTopics with 100000 partitions", resp.Topics[0].ErrorCode, kerr.PolicyViolation)
 	if topicExists(t, addr, "huge") {
 		t.Errorf("the topic was created")
@@ -35,7 +37,7 @@ func TestCreateTopicsWithHugePartitionCount(t *testing.T) {
 	gt := kmsg.NewCreatePartitionsRequestTopic()
 	gt.Topic, gt.Count = s.topic, 1<<31-1
 	grow.Topics = append(grow.Topics, gt)
-	gresp := c.roundTrip(grow).(*kmsg.CreatePartitionsResponse)
+	gresp := c.RoundTrip(grow).(*kmsg.CreatePartitionsResponse)
 	wantCode(t, "CreatePartitions to 2^31-1", gresp.Topics[0].ErrorCode, kerr.PolicyViolation)
 	s.check(t)
 }

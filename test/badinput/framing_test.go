@@ -11,6 +11,7 @@ import (
 
 	"kbroker/broker/brokertest"
 	"kbroker/internal/config"
+	"kbroker/internal/testkit"
 )
 
 // maxRequestBytes is socket.request.max.bytes for these tests.
@@ -33,7 +34,7 @@ func TestMalformedFramesCloseTheConnection(t *testing.T) {
 	s := seed(t, addr)
 
 	produce := produceRequest(9, 1, s.topic, 0, batch("attack"))
-	produceFrame := frame(produce, 1)
+	produceFrame := testkit.Frame(produce, 1)
 	cases := []struct {
 		name  string
 		bytes []byte
@@ -42,24 +43,24 @@ func TestMalformedFramesCloseTheConnection(t *testing.T) {
 		{"most negative size", sizeOnly(-1 << 31)},
 		{"size zero", sizeOnly(0)},
 		{"size shorter than the fixed header", append(sizeOnly(6), 0, 18, 0, 3, 0, 0)},
-		{"header without its client id", sized(header(18, 3, 1, false)[:8])},
-		{"client id longer than the frame", sized(append(header(18, 0, 1, false)[:8], 0, 100, 'a', 'b'))},
+		{"header without its client id", testkit.Sized(testkit.Header(18, 3, 1, false)[:8])},
+		{"client id longer than the frame", testkit.Sized(append(testkit.Header(18, 0, 1, false)[:8], 0, 100, 'a', 'b'))},
 		{"size one byte over socket.request.max.bytes", sizeOnly(maxRequestBytes + 1)},
 		{"size of 2 GiB", sizeOnly(1<<31 - 1)},
-		{"valid header, garbage body", sized(append(header(0, 3, 1, false), repeat(0x7f, 64)...))},
-		{"valid header, body cut short", sized(produceFrame[4 : len(produceFrame)-7])},
-		{"flexible header without its tag section", sized(header(0, 9, 1, false))},
-		{"unknown API key 999", sized(header(999, 0, 1, false))},
-		{"negative API key", sized(header(-1, 0, 1, false))},
-		{"Produce v99", sized(append(header(0, 99, 1, true), produce.AppendTo(nil)...))},
-		{"Produce v2, below kbroker's minimum", sized(append(header(0, 2, 1, false), repeat(0, 16)...))},
-		{"Fetch at a negative version", sized(header(1, -1, 1, false))},
+		{"valid header, garbage body", testkit.Sized(append(testkit.Header(0, 3, 1, false), repeat(0x7f, 64)...))},
+		{"valid header, body cut short", testkit.Sized(produceFrame[4 : len(produceFrame)-7])},
+		{"flexible header without its tag section", testkit.Sized(testkit.Header(0, 9, 1, false))},
+		{"unknown API key 999", testkit.Sized(testkit.Header(999, 0, 1, false))},
+		{"negative API key", testkit.Sized(testkit.Header(-1, 0, 1, false))},
+		{"Produce v99", testkit.Sized(append(testkit.Header(0, 99, 1, true), produce.AppendTo(nil)...))},
+		{"Produce v2, below kbroker's minimum", testkit.Sized(append(testkit.Header(0, 2, 1, false), repeat(0, 16)...))},
+		{"Fetch at a negative version", testkit.Sized(testkit.Header(1, -1, 1, false))},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := dial(t, addr)
-			c.write(tc.bytes)
-			c.expectClosed(closePromptly)
+			c := testkit.Dial(t, addr)
+			c.Write(tc.bytes)
+			c.ExpectClosed(closePromptly)
 			s.check(t)
 		})
 	}
@@ -83,10 +84,10 @@ func TestOversizedFrameIsRefusedBeforeAllocating(t *testing.T) {
 
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	c := dial(t, addr)
+	c := testkit.Dial(t, addr)
 	start := time.Now()
-	c.write(sizeOnly(1<<31 - 1))
-	c.expectClosed(closePromptly)
+	c.Write(sizeOnly(1<<31 - 1))
+	c.ExpectClosed(closePromptly)
 	elapsed := time.Since(start)
 	runtime.ReadMemStats(&after)
 	if elapsed > time.Second {
@@ -97,20 +98,20 @@ func TestOversizedFrameIsRefusedBeforeAllocating(t *testing.T) {
 	}
 
 	// Just over the limit, with the body actually sent: still refused.
-	c = dial(t, addr)
-	c.nc.SetWriteDeadline(time.Now().Add(ioTimeout))
-	c.nc.Write(append(sizeOnly(maxRequestBytes+1), make([]byte, maxRequestBytes+1)...)) // may fail once the broker closes
-	c.expectClosed(closePromptly)
+	c = testkit.Dial(t, addr)
+	c.Conn.SetWriteDeadline(time.Now().Add(testkit.IOTimeout))
+	c.Conn.Write(append(sizeOnly(maxRequestBytes+1), make([]byte, maxRequestBytes+1)...)) // may fail once the broker closes
+	c.ExpectClosed(closePromptly)
 
 	// At the limit, a request is parsed and answered.
-	c = dial(t, addr)
+	c = testkit.Dial(t, addr)
 	big := produceRequest(9, 1, s.topic, 0, nil)
-	rest := maxRequestBytes - len(frame(big, 1)) + 4 // what the records may take
+	rest := maxRequestBytes - len(testkit.Frame(big, 1)) + 4 // what the records may take
 	big.Topics[0].Partitions[0].Records = make([]byte, rest-2)
-	if f := frame(big, 1); len(f)-4 > maxRequestBytes {
+	if f := testkit.Frame(big, 1); len(f)-4 > maxRequestBytes {
 		t.Fatalf("test bug: frame of %d bytes", len(f)-4)
 	}
-	resp := c.roundTrip(big).(*kmsg.ProduceResponse)
+	resp := c.RoundTrip(big).(*kmsg.ProduceResponse)
 	wantCode(t, "produce of zeroes at socket.request.max.bytes", resp.Topics[0].Partitions[0].ErrorCode, kerr.CorruptMessage)
 	s.check(t)
 }
@@ -121,22 +122,22 @@ func TestOversizedFrameIsRefusedBeforeAllocating(t *testing.T) {
 func TestTruncatedFrameDoesNotStallOthers(t *testing.T) {
 	addr := startBroker(t, nil)
 	s := seed(t, addr)
-	partial := append(sizeOnly(100), header(18, 0, 1, false)[:10]...)
+	partial := append(sizeOnly(100), testkit.Header(18, 0, 1, false)[:10]...)
 
 	t.Run("then close", func(t *testing.T) {
-		c := dial(t, addr)
-		c.write(partial)
-		c.nc.Close()
+		c := testkit.Dial(t, addr)
+		c.Write(partial)
+		c.Conn.Close()
 		s.check(t)
 	})
 	t.Run("then wait", func(t *testing.T) {
-		stalled := dial(t, addr)
-		stalled.write(partial)
+		stalled := testkit.Dial(t, addr)
+		stalled.Write(partial)
 		s.check(t)
-		other := dial(t, addr)
-		resp := other.roundTrip(&kmsg.ApiVersionsRequest{Version: 3, ClientSoftwareName: "badinput", ClientSoftwareVersion: "1"}).(*kmsg.ApiVersionsResponse)
+		other := testkit.Dial(t, addr)
+		resp := other.RoundTrip(&kmsg.ApiVersionsRequest{Version: 3, ClientSoftwareName: "badinput", ClientSoftwareVersion: "1"}).(*kmsg.ApiVersionsResponse)
 		wantCode(t, "ApiVersions beside a stalled frame", resp.ErrorCode, &kerr.Error{Code: 0})
-		stalled.expectOpen(200 * time.Millisecond)
+		stalled.ExpectOpen(200 * time.Millisecond)
 	})
 }
 
@@ -147,12 +148,12 @@ func TestTruncatedFrameDoesNotStallOthers(t *testing.T) {
 func TestApiVersionsTooNewAnswersAtV0(t *testing.T) {
 	addr := startBroker(t, nil)
 	s := seed(t, addr)
-	c := dial(t, addr)
+	c := testkit.Dial(t, addr)
 
 	body := (&kmsg.ApiVersionsRequest{Version: 3, ClientSoftwareName: "badinput", ClientSoftwareVersion: "99"}).AppendTo(nil)
-	c.write(sized(append(header(int16(kmsg.ApiVersions), 99, 7, true), body...)))
+	c.Write(testkit.Sized(append(testkit.Header(int16(kmsg.ApiVersions), 99, 7, true), body...)))
 	v0 := &kmsg.ApiVersionsRequest{Version: 0}
-	resp := c.read(v0, 7).(*kmsg.ApiVersionsResponse)
+	resp := c.Read(v0, 7).(*kmsg.ApiVersionsResponse)
 	wantCode(t, "ApiVersions v99", resp.ErrorCode, kerr.UnsupportedVersion)
 	keys := map[int16]kmsg.ApiVersionsResponseApiKey{}
 	for _, k := range resp.ApiKeys {
@@ -172,7 +173,7 @@ func TestApiVersionsTooNewAnswersAtV0(t *testing.T) {
 	retry := kmsg.NewPtrApiVersionsRequest()
 	retry.Version = keys[int16(kmsg.ApiVersions)].MaxVersion
 	retry.ClientSoftwareName, retry.ClientSoftwareVersion = "badinput", "1"
-	again := c.roundTrip(retry).(*kmsg.ApiVersionsResponse)
+	again := c.RoundTrip(retry).(*kmsg.ApiVersionsResponse)
 	if again.ErrorCode != 0 || len(again.ApiKeys) != len(resp.ApiKeys) {
 		t.Errorf("retry at v%d: error %d, %d keys (v0 answer had %d)", retry.Version, again.ErrorCode, len(again.ApiKeys), len(resp.ApiKeys))
 	}
@@ -186,7 +187,7 @@ func TestApiVersionsTooNewAnswersAtV0(t *testing.T) {
 func TestPipelinedRequestsAnsweredInOrder(t *testing.T) {
 	addr := startBroker(t, nil)
 	s := seed(t, addr)
-	c := dial(t, addr)
+	c := testkit.Dial(t, addr)
 
 	const rounds = 25
 	var reqs []kmsg.Request
@@ -200,12 +201,12 @@ func TestPipelinedRequestsAnsweredInOrder(t *testing.T) {
 	}
 	var out []byte
 	for i, req := range reqs {
-		out = append(out, frame(req, int32(1000+i))...)
+		out = append(out, testkit.Frame(req, int32(1000+i))...)
 	}
-	c.write(out)
+	c.Write(out)
 
 	for i, req := range reqs {
-		resp := c.read(req, int32(1000+i))
+		resp := c.Read(req, int32(1000+i))
 		switch r := resp.(type) {
 		case *kmsg.ProduceResponse:
 			p := r.Topics[0].Partitions[0]
@@ -232,7 +233,7 @@ func TestPipelinedRequestsAnsweredInOrder(t *testing.T) {
 func TestAnswersBeforeABadFrameStillArrive(t *testing.T) {
 	addr := startBroker(t, nil)
 	s := seed(t, addr)
-	c := dial(t, addr)
+	c := testkit.Dial(t, addr)
 
 	good := []kmsg.Request{
 		metadataRequest(12, false, s.topic),
@@ -240,20 +241,20 @@ func TestAnswersBeforeABadFrameStillArrive(t *testing.T) {
 	}
 	var out []byte
 	for i, req := range good {
-		out = append(out, frame(req, int32(7+i))...)
+		out = append(out, testkit.Frame(req, int32(7+i))...)
 	}
-	out = append(out, sized(header(999, 0, 9, false))...) // unknown API key
-	c.write(out)
+	out = append(out, testkit.Sized(testkit.Header(999, 0, 9, false))...) // unknown API key
+	c.Write(out)
 
-	md := c.read(good[0], 7).(*kmsg.MetadataResponse)
+	md := c.Read(good[0], 7).(*kmsg.MetadataResponse)
 	if len(md.Topics) != 1 || md.Topics[0].ErrorCode != 0 {
 		t.Fatalf("metadata answer before the bad frame: %+v", md.Topics)
 	}
-	p := c.read(good[1], 8).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+	p := c.Read(good[1], 8).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
 	if p.ErrorCode != 0 {
 		t.Fatalf("produce answer before the bad frame: error %d", p.ErrorCode)
 	}
-	c.expectClosed(closePromptly)
+	c.ExpectClosed(closePromptly)
 	s.values = append(s.values, "before the bad frame")
 	s.check(t)
 }
@@ -262,17 +263,17 @@ func TestAnswersBeforeABadFrameStillArrive(t *testing.T) {
 // never reads the answers, until the broker stops reading (back-pressure)
 // or limit requests are out. It returns the connection and how many frames
 // went out whole.
-func stuffUnread(t *testing.T, addr string, s *survivor, limit int) (*rawConn, int) {
+func stuffUnread(t *testing.T, addr string, s *survivor, limit int) (*testkit.RawConn, int) {
 	t.Helper()
-	c := dial(t, addr)
+	c := testkit.Dial(t, addr)
 	fetch := fetchRequest(12, s.topic, 0, 0)
 	// A long rack id (ignored by a one-broker cluster) makes each request
 	// big enough that the socket buffers fill after a few hundred.
 	fetch.Rack = string(repeat('r', 32<<10))
 	sent := 0
 	for ; sent < limit; sent++ {
-		c.nc.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
-		if _, err := c.nc.Write(frame(fetch, int32(sent))); err != nil {
+		c.Conn.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
+		if _, err := c.Conn.Write(testkit.Frame(fetch, int32(sent))); err != nil {
 			break // the broker stopped reading: back-pressure reached us
 		}
 	}
@@ -324,12 +325,12 @@ func TestClientThatNeverReads(t *testing.T) {
 	time.Sleep(2500 * time.Millisecond)
 	answered := 0
 	for {
-		_, _, err := c.readFrame()
+		_, _, err := c.ReadFrame()
 		if err == nil {
 			answered++
 			continue
 		}
-		if !closedErr(err) {
+		if !testkit.ClosedByPeer(err) {
 			t.Fatalf("stuck connection: after %d answers: %v (not closed)", answered, err)
 		}
 		break
@@ -360,7 +361,7 @@ func TestBrokerCloseWithAStuckClient(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Errorf("broker.Close still waiting after 10s for a client that does not read")
-		c.nc.Close() // let it finish, so the test ends
+		c.Conn.Close() // let it finish, so the test ends
 		select {
 		case <-closed:
 		case <-time.After(10 * time.Second):

@@ -14,6 +14,7 @@ import (
 
 	"kbroker/broker"
 	"kbroker/internal/config"
+	"kbroker/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -163,7 +164,7 @@ func FuzzBrokerFrame(f *testing.F) {
 			t.Fatalf("dial: %v", err)
 		}
 		defer c.Close()
-		if err := c.write(sized(append(header(api.key, version, corr, req.IsFlexible()), body...))); err != nil && !closedErr(err) {
+		if err := c.write(testkit.Sized(append(testkit.Header(api.key, version, corr, req.IsFlexible()), body...))); err != nil && !testkit.ClosedByPeer(err) {
 			t.Fatalf("write: %v", err)
 		}
 
@@ -180,10 +181,10 @@ func FuzzBrokerFrame(f *testing.F) {
 			if got != corr {
 				t.Fatalf("%s v%d: response correlation id %d, want %d", kmsg.NameForKey(api.key), version, got, corr)
 			}
-			if _, err := decodes(req, respBody); err != nil {
+			if _, err := testkit.Decode(req, respBody); err != nil {
 				t.Fatalf("%s v%d: the broker's response does not decode: %v", kmsg.NameForKey(api.key), version, err)
 			}
-		case closedErr(err):
+		case testkit.ClosedByPeer(err):
 		case errors.Is(err, os.ErrDeadlineExceeded) && silentOK:
 		default:
 			t.Fatalf("%s v%d: neither answered nor closed within %v: %v", kmsg.NameForKey(api.key), version, wait, err)
@@ -265,7 +266,7 @@ type plainConn struct {
 }
 
 func plainDial(addr string) (*plainConn, error) {
-	nc, err := net.DialTimeout("tcp", addr, ioTimeout)
+	nc, err := net.DialTimeout("tcp", addr, testkit.IOTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -273,26 +274,26 @@ func plainDial(addr string) (*plainConn, error) {
 }
 
 func (c *plainConn) write(b []byte) error {
-	c.SetWriteDeadline(time.Now().Add(ioTimeout))
+	c.SetWriteDeadline(time.Now().Add(testkit.IOTimeout))
 	_, err := c.Write(b)
 	return err
 }
 
 func (c *plainConn) readFrameWithin(d time.Duration) (int32, []byte, error) {
-	return readFrame(c.Conn, d)
+	return testkit.ReadFrame(c.Conn, d)
 }
 
 func (c *plainConn) roundTrip(req kmsg.Request) (kmsg.Response, error) {
 	c.corr++
-	if err := c.write(frame(req, c.corr)); err != nil {
+	if err := c.write(testkit.Frame(req, c.corr)); err != nil {
 		return nil, err
 	}
-	got, body, err := readFrame(c.Conn, ioTimeout)
+	got, body, err := testkit.ReadFrame(c.Conn, testkit.IOTimeout)
 	if err != nil {
 		return nil, err
 	}
 	if got != c.corr {
 		return nil, fmt.Errorf("correlation id %d, want %d", got, c.corr)
 	}
-	return decodes(req, body)
+	return testkit.Decode(req, body)
 }

@@ -10,16 +10,10 @@
 package badinput
 
 import (
-	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
-	"net"
-	"os"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,188 +24,13 @@ import (
 
 	"kbroker/broker/brokertest"
 	"kbroker/internal/config"
+	"kbroker/internal/testkit"
 )
-
-// ioTimeout bounds every read and write of the raw client, so a broker that
-// neither answers nor closes fails the test instead of hanging it.
-const ioTimeout = 5 * time.Second
 
 // startBroker runs a broker for one test, with props over test defaults.
 func startBroker(t *testing.T, props config.Properties) string {
 	t.Helper()
 	return brokertest.Start(t, props).Addr()
-}
-
-// testContext is a context bounded by d, cancelled when the test ends.
-func testContext(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// ---- framing -------------------------------------------------------------
-
-// header encodes a request header: v1 (key, version, correlation id,
-// nullable client id), plus v2's empty tagged-field section when flexible.
-func header(key, version int16, correlationID int32, flexible bool) []byte {
-	b := binary.BigEndian.AppendUint16(nil, uint16(key))
-	b = binary.BigEndian.AppendUint16(b, uint16(version))
-	b = binary.BigEndian.AppendUint32(b, uint32(correlationID))
-	b = binary.BigEndian.AppendUint16(b, uint16(len("badinput")))
-	b = append(b, "badinput"...)
-	if flexible {
-		b = append(b, 0)
-	}
-	return b
-}
-
-// sized prefixes a frame with its int32 size.
-func sized(frame []byte) []byte {
-	return append(binary.BigEndian.AppendUint32(nil, uint32(len(frame))), frame...)
-}
-
-// frame is req as it goes on the wire: size, header, body.
-func frame(req kmsg.Request, correlationID int32) []byte {
-	f := header(req.Key(), req.GetVersion(), correlationID, req.IsFlexible())
-	return sized(req.AppendTo(f))
-}
-
-// ---- raw client ----------------------------------------------------------
-
-// rawConn is a Kafka client that writes whatever bytes it is given.
-type rawConn struct {
-	t    *testing.T
-	nc   net.Conn
-	corr int32
-}
-
-func dial(t *testing.T, addr string) *rawConn {
-	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, ioTimeout)
-	if err != nil {
-		t.Fatalf("dial %s: %v", addr, err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	return &rawConn{t: t, nc: nc}
-}
-
-func (c *rawConn) write(b []byte) {
-	c.t.Helper()
-	c.nc.SetWriteDeadline(time.Now().Add(ioTimeout))
-	if _, err := c.nc.Write(b); err != nil {
-		c.t.Fatalf("write %d bytes: %v", len(b), err)
-	}
-}
-
-// send frames and writes req with the next correlation id, and returns it.
-func (c *rawConn) send(req kmsg.Request) int32 {
-	c.t.Helper()
-	c.corr++
-	c.write(frame(req, c.corr))
-	return c.corr
-}
-
-// readFrame reads one response frame: its correlation id and the rest.
-func (c *rawConn) readFrame() (int32, []byte, error) { return readFrame(c.nc, ioTimeout) }
-
-// readFrame reads one response frame from nc within d.
-func readFrame(nc net.Conn, d time.Duration) (int32, []byte, error) {
-	nc.SetReadDeadline(time.Now().Add(d))
-	var size [4]byte
-	if _, err := io.ReadFull(nc, size[:]); err != nil {
-		return 0, nil, err
-	}
-	n := int32(binary.BigEndian.Uint32(size[:]))
-	if n < 4 || n > 64<<20 {
-		return 0, nil, fmt.Errorf("response frame size %d", n)
-	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(nc, buf); err != nil {
-		return 0, nil, err
-	}
-	return int32(binary.BigEndian.Uint32(buf)), buf[4:], nil
-}
-
-// read reads the response to req, sent with correlation id corr.
-func (c *rawConn) read(req kmsg.Request, corr int32) kmsg.Response {
-	c.t.Helper()
-	got, body, err := c.readFrame()
-	if err != nil {
-		c.t.Fatalf("reading the response to %s v%d: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), err)
-	}
-	if got != corr {
-		c.t.Fatalf("response correlation id %d, want %d", got, corr)
-	}
-	return decodeResponse(c.t, req, body)
-}
-
-// decodeResponse decodes body (after the correlation id) as the response
-// to req.
-func decodeResponse(t *testing.T, req kmsg.Request, body []byte) kmsg.Response {
-	t.Helper()
-	resp, err := decodes(req, body)
-	if err != nil {
-		t.Fatalf("decoding %s v%d response: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), err)
-	}
-	return resp
-}
-
-// decodes decodes body (after the correlation id) as the response to req,
-// skipping the v1 response header's tags when flexible (never for
-// ApiVersions, whose response header is always v0).
-func decodes(req kmsg.Request, body []byte) (kmsg.Response, error) {
-	resp := req.ResponseKind()
-	resp.SetVersion(req.GetVersion())
-	if resp.IsFlexible() && req.Key() != int16(kmsg.ApiVersions) {
-		if len(body) == 0 || body[0] != 0 {
-			return nil, fmt.Errorf("flexible response header: want an empty tag section, got % x", body[:min(len(body), 8)])
-		}
-		body = body[1:]
-	}
-	if err := resp.ReadFrom(body); err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// roundTrip sends req and returns its response.
-func (c *rawConn) roundTrip(req kmsg.Request) kmsg.Response {
-	c.t.Helper()
-	return c.read(req, c.send(req))
-}
-
-// expectClosed fails unless the broker closes the connection within d
-// without sending anything first.
-func (c *rawConn) expectClosed(d time.Duration) {
-	c.t.Helper()
-	c.nc.SetReadDeadline(time.Now().Add(d))
-	var b [512]byte
-	n, err := c.nc.Read(b[:])
-	switch {
-	case n > 0:
-		c.t.Fatalf("expected the broker to close the connection; it sent % x", b[:min(n, 32)])
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		c.t.Fatalf("the broker did not close the connection within %v", d)
-	case !closedErr(err):
-		c.t.Fatalf("expected the connection closed, got %v", err)
-	}
-}
-
-// expectOpen fails if the broker closes the connection or sends anything
-// within d.
-func (c *rawConn) expectOpen(d time.Duration) {
-	c.t.Helper()
-	c.nc.SetReadDeadline(time.Now().Add(d))
-	var b [512]byte
-	n, err := c.nc.Read(b[:])
-	if n > 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
-		c.t.Fatalf("expected the connection open and quiet for %v; read %d bytes, err %v", d, n, err)
-	}
-}
-
-func closedErr(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
 }
 
 // ---- record batches ------------------------------------------------------
@@ -280,9 +99,9 @@ func produceRequest(version, acks int16, topic string, partition int32, recordBy
 
 // produceError sends one produce of recordBytes to topic/partition and
 // returns the partition's error code.
-func produceError(t *testing.T, c *rawConn, topic string, partition int32, recordBytes []byte) int16 {
+func produceError(t *testing.T, c *testkit.RawConn, topic string, partition int32, recordBytes []byte) int16 {
 	t.Helper()
-	resp := c.roundTrip(produceRequest(9, 1, topic, partition, recordBytes)).(*kmsg.ProduceResponse)
+	resp := c.RoundTrip(produceRequest(9, 1, topic, partition, recordBytes)).(*kmsg.ProduceResponse)
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 		t.Fatalf("produce response has %d topics, want 1 with 1 partition", len(resp.Topics))
 	}
@@ -302,9 +121,9 @@ func fetchRequest(version int16, topic string, partition int32, offset int64) *k
 }
 
 // fetchError fetches topic/partition at offset and returns the error code.
-func fetchError(t *testing.T, c *rawConn, topic string, partition int32, offset int64) int16 {
+func fetchError(t *testing.T, c *testkit.RawConn, topic string, partition int32, offset int64) int16 {
 	t.Helper()
-	resp := c.roundTrip(fetchRequest(12, topic, partition, offset)).(*kmsg.FetchResponse)
+	resp := c.RoundTrip(fetchRequest(12, topic, partition, offset)).(*kmsg.FetchResponse)
 	if resp.ErrorCode != 0 {
 		return resp.ErrorCode
 	}
@@ -330,10 +149,10 @@ func metadataRequest(version int16, allowAutoCreate bool, topics ...string) *kms
 // question itself can never create it.
 func topicExists(t *testing.T, addr, name string) bool {
 	t.Helper()
-	c := dial(t, addr)
+	c := testkit.Dial(t, addr)
 	req := metadataRequest(12, false)
 	req.Topics = nil
-	resp := c.roundTrip(req).(*kmsg.MetadataResponse)
+	resp := c.RoundTrip(req).(*kmsg.MetadataResponse)
 	for _, mt := range resp.Topics {
 		if mt.Topic != nil && *mt.Topic == name {
 			return true
@@ -359,13 +178,7 @@ var topicSeq atomic.Int64
 // never sees it idle mid-request.
 func newClient(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	opts = append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.FetchMaxWait(100 * time.Millisecond)}, opts...)
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		t.Fatalf("kgo.NewClient: %v", err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	return testkit.Client(t, addr, append([]kgo.Opt{kgo.FetchMaxWait(100 * time.Millisecond)}, opts...)...)
 }
 
 // survivor is a topic holding records written through franz-go before an
@@ -380,7 +193,7 @@ type survivor struct {
 func seed(t *testing.T, addr string) *survivor {
 	t.Helper()
 	s := &survivor{addr: addr, topic: fmt.Sprintf("survivor-%d", topicSeq.Add(1))}
-	ctx := testContext(t, 10*time.Second)
+	ctx := testkit.Context(t, 10*time.Second)
 	cl := newClient(t, addr)
 	created, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, s.topic)
 	if err == nil {
@@ -395,7 +208,7 @@ func seed(t *testing.T, addr string) *survivor {
 
 func (s *survivor) produce(t *testing.T, cl *kgo.Client, values ...string) {
 	t.Helper()
-	ctx := testContext(t, 10*time.Second)
+	ctx := testkit.Context(t, 10*time.Second)
 	var recs []*kgo.Record
 	for _, v := range values {
 		recs = append(recs, &kgo.Record{Topic: s.topic, Value: []byte(v)})
@@ -416,7 +229,7 @@ func (s *survivor) check(t *testing.T) {
 	}))
 	s.produce(t, cl, fmt.Sprintf("after-%d", len(s.values)))
 
-	ctx := testContext(t, 10*time.Second)
+	ctx := testkit.Context(t, 10*time.Second)
 	var got []*kgo.Record
 	for len(got) < len(s.values) {
 		fetches := cl.PollFetches(ctx)

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/config"
+	"kbroker/internal/testkit"
 )
 
 // TestProduceRefusesBadBatches produces malformed record batches to a real
@@ -29,7 +30,7 @@ import (
 func TestProduceRefusesBadBatches(t *testing.T) {
 	addr := startBroker(t, nil)
 	s := seed(t, addr)
-	c := dial(t, addr)
+	c := testkit.Dial(t, addr)
 
 	cases := []struct {
 		name    string
@@ -110,7 +111,7 @@ func TestProduceRefusesBadBatches(t *testing.T) {
 func TestProduceBatchFramingMatchesKafka(t *testing.T) {
 	addr := startBroker(t, nil)
 	s := seed(t, addr)
-	c := dial(t, addr)
+	c := testkit.Dial(t, addr)
 
 	cases := []struct {
 		name    string
@@ -169,7 +170,7 @@ func TestProduceToMissingTopicCreatesNothing(t *testing.T) {
 		t.Run("auto.create.topics.enable="+autoCreate, func(t *testing.T) {
 			addr := startBroker(t, config.Properties{"auto.create.topics.enable": autoCreate})
 			s := seed(t, addr)
-			c := dial(t, addr)
+			c := testkit.Dial(t, addr)
 			wantCode(t, "produce to a missing topic", produceError(t, c, "no-such-topic", 0, batch("a")), kerr.UnknownTopicOrPartition)
 			wantCode(t, "produce to partition 1 of a one-partition topic", produceError(t, c, s.topic, 1, batch("a")), kerr.UnknownTopicOrPartition)
 			wantCode(t, "produce to partition -1", produceError(t, c, s.topic, -1, batch("a")), kerr.UnknownTopicOrPartition)
@@ -189,31 +190,31 @@ func TestProduceAcks(t *testing.T) {
 	s := seed(t, addr)
 
 	t.Run("acks=5", func(t *testing.T) {
-		c := dial(t, addr)
-		resp := c.roundTrip(produceRequest(9, 5, s.topic, 0, batch("a"))).(*kmsg.ProduceResponse)
+		c := testkit.Dial(t, addr)
+		resp := c.RoundTrip(produceRequest(9, 5, s.topic, 0, batch("a"))).(*kmsg.ProduceResponse)
 		wantCode(t, "acks=5", resp.Topics[0].Partitions[0].ErrorCode, kerr.InvalidRequiredAcks)
 	})
 	t.Run("acks=0 succeeding sends nothing", func(t *testing.T) {
-		c := dial(t, addr)
-		c.send(produceRequest(9, 0, s.topic, 0, batch("acks-zero")))
+		c := testkit.Dial(t, addr)
+		c.Send(produceRequest(9, 0, s.topic, 0, batch("acks-zero")))
 		s.values = append(s.values, "acks-zero")
 		// The next response on the connection is the next request's.
-		resp := c.roundTrip(metadataRequest(12, false, s.topic)).(*kmsg.MetadataResponse)
+		resp := c.RoundTrip(metadataRequest(12, false, s.topic)).(*kmsg.MetadataResponse)
 		if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 {
 			t.Fatalf("metadata after an acks=0 produce: %+v", resp.Topics)
 		}
 	})
 	t.Run("acks=0 failing closes the connection", func(t *testing.T) {
-		c := dial(t, addr)
-		c.send(produceRequest(9, 0, "no-such-topic", 0, batch("a")))
-		c.expectClosed(closePromptly)
+		c := testkit.Dial(t, addr)
+		c.Send(produceRequest(9, 0, "no-such-topic", 0, batch("a")))
+		c.ExpectClosed(closePromptly)
 	})
 	t.Run("acks=0 with a corrupt batch closes the connection", func(t *testing.T) {
-		c := dial(t, addr)
+		c := testkit.Dial(t, addr)
 		b := batch("a")
 		b[len(b)-1] ^= 1
-		c.send(produceRequest(9, 0, s.topic, 0, b))
-		c.expectClosed(closePromptly)
+		c.Send(produceRequest(9, 0, s.topic, 0, b))
+		c.ExpectClosed(closePromptly)
 	})
 	s.check(t)
 }
@@ -224,7 +225,7 @@ func TestProduceAcks(t *testing.T) {
 func TestFetchErrors(t *testing.T) {
 	addr := startBroker(t, nil)
 	s := seed(t, addr)
-	c := dial(t, addr)
+	c := testkit.Dial(t, addr)
 
 	wantCode(t, "fetch beyond the end", fetchError(t, c, s.topic, 0, 1000), kerr.OffsetOutOfRange)
 	wantCode(t, "fetch at a negative offset", fetchError(t, c, s.topic, 0, -5), kerr.OffsetOutOfRange)
@@ -235,7 +236,7 @@ func TestFetchErrors(t *testing.T) {
 
 	byID := fetchRequest(13, "", 0, 0)
 	byID.Topics[0].TopicID = [16]byte{0xde, 0xad}
-	resp := c.roundTrip(byID).(*kmsg.FetchResponse)
+	resp := c.RoundTrip(byID).(*kmsg.FetchResponse)
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 		t.Fatalf("fetch by unknown id: %d topics", len(resp.Topics))
 	}
@@ -251,10 +252,10 @@ func TestMetadataInvalidTopicNames(t *testing.T) {
 		t.Run("auto.create.topics.enable="+autoCreate, func(t *testing.T) {
 			addr := startBroker(t, config.Properties{"auto.create.topics.enable": autoCreate})
 			s := seed(t, addr)
-			c := dial(t, addr)
+			c := testkit.Dial(t, addr)
 			for _, name := range []string{"bad/name", "..", "a b", strings.Repeat("x", 250)} {
 				for _, version := range []int16{4, 9, 12} {
-					resp := c.roundTrip(metadataRequest(version, true, name)).(*kmsg.MetadataResponse)
+					resp := c.RoundTrip(metadataRequest(version, true, name)).(*kmsg.MetadataResponse)
 					if len(resp.Topics) != 1 {
 						t.Fatalf("metadata v%d for %q: %d topics", version, name, len(resp.Topics))
 					}
@@ -274,8 +275,8 @@ func TestMetadataInvalidTopicNames(t *testing.T) {
 // by topic id.
 func TestMetadataEmptyTopicNameBeforeTopicIDs(t *testing.T) {
 	addr := startBroker(t, config.Properties{"auto.create.topics.enable": "false"})
-	c := dial(t, addr)
-	resp := c.roundTrip(metadataRequest(9, false, "")).(*kmsg.MetadataResponse)
+	c := testkit.Dial(t, addr)
+	resp := c.RoundTrip(metadataRequest(9, false, "")).(*kmsg.MetadataResponse)
 	if len(resp.Topics) != 1 {
 		t.Fatalf("metadata v9 for \"\": %d topics", len(resp.Topics))
 	}
@@ -289,29 +290,29 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 	s := seed(t, addr)
 
 	t.Run("silent", func(t *testing.T) {
-		c := dial(t, addr)
+		c := testkit.Dial(t, addr)
 		start := time.Now()
-		c.expectClosed(3 * time.Second)
+		c.ExpectClosed(3 * time.Second)
 		if took := time.Since(start); took < 250*time.Millisecond {
 			t.Errorf("closed after %v, before connections.max.idle.ms=300", took)
 		}
 	})
 	t.Run("busy", func(t *testing.T) {
-		c := dial(t, addr)
+		c := testkit.Dial(t, addr)
 		for i := 0; i < 10; i++ {
-			c.roundTrip(kmsg.NewPtrApiVersionsRequest())
+			c.RoundTrip(kmsg.NewPtrApiVersionsRequest())
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
 	t.Run("silent after a request", func(t *testing.T) {
-		c := dial(t, addr)
-		c.roundTrip(kmsg.NewPtrApiVersionsRequest())
-		c.expectClosed(3 * time.Second)
+		c := testkit.Dial(t, addr)
+		c.RoundTrip(kmsg.NewPtrApiVersionsRequest())
+		c.ExpectClosed(3 * time.Second)
 	})
 	t.Run("stalled mid-frame", func(t *testing.T) {
-		c := dial(t, addr)
-		c.write(append(sizeOnly(100), header(18, 0, 1, false)[:10]...))
-		c.expectClosed(3 * time.Second)
+		c := testkit.Dial(t, addr)
+		c.Write(append(sizeOnly(100), testkit.Header(18, 0, 1, false)[:10]...))
+		c.ExpectClosed(3 * time.Second)
 	})
 	s.check(t)
 }

@@ -21,6 +21,7 @@ import (
 
 	"kbroker/internal/cluster/etcdtest"
 	"kbroker/internal/testbin"
+	"kbroker/internal/testkit"
 )
 
 // crashProps is a broker with the ACL and SCRAM APIs enabled: the built-in
@@ -95,14 +96,14 @@ func killAlterations(t *testing.T, dir *testbin.Broker, rounds int, checkStore f
 	rng := rand.New(rand.NewPCG(seed, 0))
 
 	p := run(t, dir)
-	adm := kadm.NewClient(newClient(t, p.Addr))
+	adm := kadm.NewClient(testkit.Client(t, p.Addr))
 	for _, tp := range cfgTopics {
-		createTopic(t, adm, tp, 1, nil)
+		testkit.CreateTopic(t, adm, tp, 1, nil)
 	}
-	createTopic(t, adm, dataTopic, dataPartitions, nil)
+	testkit.CreateTopic(t, adm, dataTopic, dataPartitions, nil)
 
 	l := newLedger()
-	var records ackedRecords
+	var records testkit.AckedRecords
 	for round := 1; round <= rounds; round++ {
 		start := time.Now()
 		killAfter := time.Duration(rng.IntN(700)) * time.Millisecond
@@ -123,7 +124,7 @@ func killAlterations(t *testing.T, dir *testbin.Broker, rounds int, checkStore f
 			t.Fatalf("round %d failed (seed %d)", round, seed)
 		}
 		t.Logf("round %d: SIGKILL %v after every stream's first acknowledgement; acknowledged %v; %d alterations and %d records acknowledged in all, all found; round took %v",
-			round, killAfter, acks, l.total, records.n, time.Since(start).Round(time.Millisecond))
+			round, killAfter, acks, l.total, records.Count(), time.Since(start).Round(time.Millisecond))
 	}
 	t.Logf("%d resources had an alteration in flight at a kill; the store had committed %d of them (allowed: unanswered, not acknowledged)", l.unanswered, l.applied)
 	if l.unanswered == 0 {
@@ -134,7 +135,7 @@ func killAlterations(t *testing.T, dir *testbin.Broker, rounds int, checkStore f
 // runUntilKilled runs every alteration stream and the producer against p,
 // waits until each has been acknowledged at least once, lets them run for
 // killAfter more, and SIGKILLs the broker.
-func runUntilKilled(t *testing.T, p proc, round int, killAfter time.Duration, rng *rand.Rand, l *ledger, records *ackedRecords) {
+func runUntilKilled(t *testing.T, p proc, round int, killAfter time.Duration, rng *rand.Rand, l *ledger, records *testkit.AckedRecords) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -158,7 +159,7 @@ func runUntilKilled(t *testing.T, p proc, round int, killAfter time.Duration, rn
 	for _, s := range streams {
 		names = append(names, s.name)
 	}
-	ok := waitFor(15*time.Second, func() bool {
+	ok := testkit.WaitFor(15*time.Second, func() bool {
 		for _, n := range names {
 			if l.ackedBy(n) == 0 {
 				return false
@@ -166,6 +167,7 @@ func runUntilKilled(t *testing.T, p proc, round int, killAfter time.Duration, rn
 		}
 		return true
 	})
+
 	if !ok {
 		l.setKilled(true)
 		p.Kill9(t)
@@ -225,8 +227,8 @@ func checkCleanRecovery(t *testing.T, d *testbin.Broker, from int64) {
 // restarted broker and checks it against the ledger.
 func checkAlterations(t *testing.T, p proc, l *ledger) {
 	t.Helper()
-	ctx := testContext(t, 30*time.Second)
-	cl := newClient(t, p.Addr)
+	ctx := testkit.Context(t, 30*time.Second)
+	cl := testkit.Client(t, p.Addr)
 	adm := kadm.NewClient(cl)
 
 	topics, err := adm.DescribeTopicConfigs(ctx, cfgTopics...)
@@ -402,10 +404,10 @@ func checkSCRAMLogin(t *testing.T, p proc, user, pass string) {
 
 // checkRecords reads dataTopic to its end and checks every acknowledged
 // record is at its offset, offsets without gaps.
-func checkRecords(t *testing.T, addr string, acked *ackedRecords) {
+func checkRecords(t *testing.T, addr string, acked *testkit.AckedRecords) {
 	t.Helper()
-	adm := kadm.NewClient(newClient(t, addr))
-	listed, err := adm.ListEndOffsets(testContext(t, 10*time.Second), dataTopic)
+	adm := kadm.NewClient(testkit.Client(t, addr))
+	listed, err := adm.ListEndOffsets(testkit.Context(t, 10*time.Second), dataTopic)
 	if err == nil {
 		err = listed.Error()
 	}
@@ -419,8 +421,8 @@ func checkRecords(t *testing.T, addr string, acked *ackedRecords) {
 		starts[o.Partition] = kgo.NewOffset().AtStart()
 	})
 	got := map[int32][]*kgo.Record{}
-	cl := newClient(t, addr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{dataTopic: starts}), kgo.FetchMaxWait(200*time.Millisecond))
-	ctx := testContext(t, 30*time.Second)
+	cl := testkit.Client(t, addr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{dataTopic: starts}), kgo.FetchMaxWait(200*time.Millisecond))
+	ctx := testkit.Context(t, 30*time.Second)
 	for {
 		done := true
 		for p, end := range ends {
@@ -443,10 +445,9 @@ func checkRecords(t *testing.T, addr string, acked *ackedRecords) {
 			got[r.Partition] = append(got[r.Partition], r)
 		})
 	}
-	acked.mu.Lock()
-	defer acked.mu.Unlock()
+	stored := acked.Stored()
 	lost := 0
-	for p, offs := range acked.byPart {
+	for p, offs := range stored {
 		for off, v := range offs {
 			if off >= int64(len(got[p])) || string(got[p][off].Value) != v {
 				if lost++; lost <= 5 {

@@ -20,6 +20,7 @@ import (
 
 	"kbroker/broker/brokertest"
 	"kbroker/internal/config"
+	"kbroker/internal/testkit"
 )
 
 // apiVersionsFrame is a complete ApiVersions v0 request, size included.
@@ -77,9 +78,9 @@ type goodClient struct {
 // every interval.
 func startGoodClient(t *testing.T, addr, topic string, interval time.Duration) *goodClient {
 	t.Helper()
-	createTopic(t, kadm.NewClient(newClient(t, addr)), topic, 1, nil)
-	prod := newClient(t, addr, kgo.DefaultProduceTopic(topic), kgo.RecordRetries(3))
-	cons := newClient(t, addr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
+	testkit.CreateTopic(t, kadm.NewClient(testkit.Client(t, addr)), topic, 1, nil)
+	prod := testkit.Client(t, addr, kgo.DefaultProduceTopic(topic), kgo.RecordRetries(3))
+	cons := testkit.Client(t, addr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
 		kgo.FetchMaxWait(100*time.Millisecond))
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &goodClient{stop: cancel, done: make(chan struct{})}
@@ -208,7 +209,7 @@ func TestQueuedMaxRequestBytesBoundsMemory(t *testing.T) {
 				return
 			}
 			sent.Add(1)
-			if _, err := readResponse(nc, 10*time.Second); isClosedByPeer(err) {
+			if _, err := readResponse(nc, 10*time.Second); testkit.ClosedByPeer(err) {
 				refused.Add(1)
 			}
 		})
@@ -273,7 +274,7 @@ func TestIdleConnectionsClosedWhileClientsWork(t *testing.T) {
 	for _, ic := range openIdle(t, p.Addr, conns) {
 		ic.nc.Close()
 	}
-	if !waitFor(10*time.Second, func() bool {
+	if !testkit.WaitFor(10*time.Second, func() bool {
 		return p.scrape(t)["kbroker_open_connections"] <= before["kbroker_open_connections"]+2
 	}) {
 		t.Fatalf("the first wave's connections are still open: %v", p.scrape(t)["kbroker_open_connections"])
@@ -326,10 +327,11 @@ func TestIdleConnectionsClosedWhileClientsWork(t *testing.T) {
 	if early.Load() > 0 {
 		t.Errorf("%d idle connections closed before connections.max.idle.ms", early.Load())
 	}
-	settled := waitFor(5*time.Second, func() bool {
+	settled := testkit.WaitFor(5*time.Second, func() bool {
 		m := p.scrape(t)
 		return m["kbroker_open_connections"] <= before["kbroker_open_connections"]+2 && m["go_goroutines"] <= before["go_goroutines"]+10
 	})
+
 	after := p.scrape(t)
 	good.finish(t, 5*time.Second)
 	t.Logf("after the idle timeout: open connections %v, goroutines %v", after["kbroker_open_connections"], after["go_goroutines"])
@@ -395,7 +397,7 @@ func checkPerIPOverride(t *testing.T, addr, ip string, limit int) {
 			}
 		}
 		if err != nil {
-			if len(held) < limit || !isClosedByPeer(err) {
+			if len(held) < limit || !testkit.ClosedByPeer(err) {
 				t.Errorf("connection %d from %s (override %d): %v", len(held)+1, ip, limit, err)
 			}
 			return
@@ -415,9 +417,9 @@ func TestMaxConnectionsHoldsBeyondLimit(t *testing.T) {
 	const limit = 20
 	dir := newBroker(t, nil, false)
 	p := run(t, dir)
-	cl := newClient(t, p.Addr)
+	cl := testkit.Client(t, p.Addr)
 	v := fmt.Sprint(limit)
-	resps, err := kadm.NewClient(cl).AlterBrokerConfigs(testContext(t, 10*time.Second), []kadm.AlterConfig{{Name: "max.connections", Value: &v}})
+	resps, err := kadm.NewClient(cl).AlterBrokerConfigs(testkit.Context(t, 10*time.Second), []kadm.AlterConfig{{Name: "max.connections", Value: &v}})
 	if err == nil {
 		err = resps[0].Err
 	}
@@ -425,7 +427,7 @@ func TestMaxConnectionsHoldsBeyondLimit(t *testing.T) {
 		t.Fatalf("set max.connections: %v", err)
 	}
 	cl.Close()
-	if !waitFor(5*time.Second, func() bool { return p.scrape(t)["kbroker_open_connections"] == 0 }) {
+	if !testkit.WaitFor(5*time.Second, func() bool { return p.scrape(t)["kbroker_open_connections"] == 0 }) {
 		t.Fatalf("the admin client's connections are still open: %v", p.scrape(t)["kbroker_open_connections"])
 	}
 
@@ -489,7 +491,7 @@ func TestUnauthenticatedFramesAreBounded(t *testing.T) {
 		}
 		_, err = readResponse(nc, 3*time.Second)
 		nc.Close()
-		if !isClosedByPeer(err) {
+		if !testkit.ClosedByPeer(err) {
 			t.Errorf("unauthenticated frame of %d bytes: %v, want the connection closed at once", size, err)
 		}
 	}
@@ -506,7 +508,7 @@ func TestQueuedRequestBytesAreAlwaysReturned(t *testing.T) {
 	const bound = 64 << 10
 	b := brokertest.Start(t, config.Properties{"queued.max.request.bytes": fmt.Sprint(bound)})
 	addr := b.Addr()
-	createTopic(t, kadm.NewClient(newClient(t, addr)), "returned", 2, nil)
+	testkit.CreateTopic(t, kadm.NewClient(testkit.Client(t, addr)), "returned", 2, nil)
 
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 32)
@@ -539,10 +541,10 @@ func TestQueuedRequestBytesAreAlwaysReturned(t *testing.T) {
 	}
 	wg.Wait()
 
-	ctx := testContext(t, 20*time.Second)
+	ctx := testkit.Context(t, 20*time.Second)
 	var pwg sync.WaitGroup
 	for w := range 4 {
-		cl := newClient(t, addr, kgo.DefaultProduceTopic("returned"), kgo.ProducerBatchMaxBytes(48<<10))
+		cl := testkit.Client(t, addr, kgo.DefaultProduceTopic("returned"), kgo.ProducerBatchMaxBytes(48<<10))
 		pwg.Go(func() {
 			value := make([]byte, 8<<10)
 			for i := range 200 {
@@ -645,7 +647,7 @@ func TestLongPollingFetchesHoldNoReadBuffers(t *testing.T) {
 		topic      = "longpoll"
 	)
 	p := run(t, newBroker(t, nil, false))
-	adm := kadm.NewClient(newClient(t, p.Addr))
+	adm := kadm.NewClient(testkit.Client(t, p.Addr))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {

@@ -9,24 +9,14 @@
 package crash
 
 import (
-	"bufio"
-	"context"
-	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"kbroker/internal/testbin"
+	"kbroker/internal/testkit"
 )
 
 func TestMain(m *testing.M) { os.Exit(testbin.Run(m)) }
@@ -54,17 +44,8 @@ func run(t *testing.T, b *testbin.Broker) proc {
 // and the sum over labels of the labelled ones, by metric name.
 func (p proc) scrape(t *testing.T) map[string]float64 {
 	t.Helper()
-	cl := http.Client{Timeout: 5 * time.Second}
-	resp, err := cl.Get("http://" + p.MetricsAddr + "/metrics")
-	if err != nil {
-		t.Fatalf("scrape /metrics: %v", err)
-	}
-	defer resp.Body.Close()
 	out := map[string]float64{}
-	s := bufio.NewScanner(resp.Body)
-	s.Buffer(nil, 1<<20)
-	for s.Scan() {
-		line := s.Text()
+	for _, line := range strings.Split(testkit.ScrapeMetrics(t, p.MetricsAddr), "\n") {
 		if line == "" || line[0] == '#' {
 			continue
 		}
@@ -103,54 +84,4 @@ func (p proc) statusBytes(t *testing.T, field string) int64 {
 	}
 	t.Fatalf("no %s in /proc/%d/status", field, p.Pid())
 	return 0
-}
-
-// newClient returns a franz-go client for addr, closed when the test ends.
-func newClient(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
-	if err != nil {
-		t.Fatalf("kgo.NewClient: %v", err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
-}
-
-// testContext is a context bounded by d, cancelled when the test ends.
-func testContext(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// createTopic creates topic with partitions and optional configs.
-func createTopic(t *testing.T, adm *kadm.Client, topic string, partitions int32, configs map[string]*string) {
-	t.Helper()
-	resp, err := adm.CreateTopic(testContext(t, 10*time.Second), partitions, 1, configs, topic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		t.Fatalf("create topic %s: %v", topic, err)
-	}
-}
-
-// waitFor polls cond every 50ms until it holds or d passes.
-func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// isClosedByPeer reports whether err means the other side closed.
-func isClosedByPeer(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/internal/testkit"
 )
 
 // The resources the alteration streams change. Names are prefixed by kind
@@ -310,30 +312,10 @@ const (
 	dataPartitions = 2
 )
 
-// ackedRecords is every record a producer was told was stored (acks=all).
-type ackedRecords struct {
-	mu     sync.Mutex
-	byPart map[int32]map[int64]string
-	n      int
-}
-
-func (a *ackedRecords) add(p int32, off int64, v string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.byPart == nil {
-		a.byPart = map[int32]map[int64]string{}
-	}
-	if a.byPart[p] == nil {
-		a.byPart[p] = map[int64]string{}
-	}
-	a.byPart[p][off] = v
-	a.n++
-}
-
 // produceLoop streams records of round to dataTopic until ctx ends, at a
 // modest rate so the admin streams share the CPU, and records every
 // acknowledged one. Failures before the kill go to the ledger.
-func produceLoop(ctx context.Context, addr string, round int, acked *ackedRecords, l *ledger) {
+func produceLoop(ctx context.Context, addr string, round int, acked *testkit.AckedRecords, l *ledger) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
@@ -358,7 +340,7 @@ func produceLoop(ctx context.Context, addr string, round int, acked *ackedRecord
 				l.done("produce", "records", 0, err)
 				return
 			}
-			acked.add(r.Partition, r.Offset, v)
+			acked.Add(r.Partition, r.Offset, v)
 			l.mu.Lock()
 			l.acks["produce"]++
 			l.mu.Unlock()

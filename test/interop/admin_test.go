@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/broker/brokertest"
+	"kbroker/internal/testkit"
 )
 
 // topicMeta is what a fresh Metadata request (no client cache: kadm
@@ -32,7 +33,7 @@ func metadata(t *testing.T, addr string, topics ...string) map[string]topicMeta 
 			req.Topics = append(req.Topics, rt)
 		}
 	}
-	resp, err := req.RequestWith(testContext(t, 10*time.Second), newClient(t, addr))
+	resp, err := req.RequestWith(testkit.Context(t, 10*time.Second), testkit.Client(t, addr))
 	if err != nil {
 		t.Fatalf("metadata: %v", err)
 	}
@@ -74,8 +75,8 @@ func listTopic(t *testing.T, addr, topic string) topicMeta {
 func TestCreateTopicsValidateOnly(t *testing.T) {
 	addr := startBroker(t, nil)
 	adm := newAdmin(t, addr)
-	ctx := testContext(t, 20*time.Second)
-	createTopic(t, adm, "exists", 1)
+	ctx := testkit.Context(t, 20*time.Second)
+	testkit.CreateTopic(t, adm, "exists", 1, nil)
 
 	resps, err := adm.ValidateCreateTopics(ctx, 3, 1, map[string]*string{"retention.ms": kadm.StringPtr("1234")}, "would-be")
 	if err != nil {
@@ -146,8 +147,8 @@ func TestCreatePartitions(t *testing.T) {
 	const topic = "grow"
 	addr := startBroker(t, nil)
 	adm := newAdmin(t, addr)
-	ctx := testContext(t, 20*time.Second)
-	createTopic(t, adm, topic, 2)
+	ctx := testkit.Context(t, 20*time.Second)
+	testkit.CreateTopic(t, adm, topic, 2, nil)
 
 	resps, err := adm.ValidateCreatePartitions(ctx, 4, topic)
 	if err == nil {
@@ -170,7 +171,7 @@ func TestCreatePartitions(t *testing.T) {
 	if got := topicNames(t, addr)[topic]; got != 6 {
 		t.Errorf("after raising, metadata shows %d partitions, want 6", got)
 	}
-	cl := newClient(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl := testkit.Client(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	res := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: 5, Value: []byte("in a new partition")})
 	if r, err := res.First(); err != nil || r.Offset != 0 {
 		t.Errorf("produce to new partition 5: offset %d, %v; want offset 0", r.Offset, err)
@@ -209,11 +210,11 @@ func TestDeleteTopicThenRecreate(t *testing.T) {
 	b := brokertest.StartWith(t, props)
 	addr := b.Addr()
 	adm := newAdmin(t, addr)
-	ctx := testContext(t, 30*time.Second)
-	createTopic(t, adm, topic, 2)
+	ctx := testkit.Context(t, 30*time.Second)
+	testkit.CreateTopic(t, adm, topic, 2, nil)
 	oldID := listTopic(t, addr, topic).id
 
-	cl := newClient(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl := testkit.Client(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	for i := range 50 {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: int32(i % 2), Value: []byte("old")}).FirstErr(); err != nil {
 			t.Fatalf("produce: %v", err)
@@ -235,7 +236,7 @@ func TestDeleteTopicThenRecreate(t *testing.T) {
 		t.Errorf("deleting it again: %v, want UNKNOWN_TOPIC_OR_PARTITION", err)
 	}
 
-	createTopic(t, adm, topic, 2)
+	testkit.CreateTopic(t, adm, topic, 2, nil)
 	if newID := listTopic(t, addr, topic).id; newID == oldID {
 		t.Errorf("recreated topic has the deleted topic's id %v", oldID)
 	}
@@ -245,7 +246,7 @@ func TestDeleteTopicThenRecreate(t *testing.T) {
 		}
 	}
 	// A new client: the first one cached the deleted topic's id.
-	cl = newClient(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl = testkit.Client(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	res := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: 0, Value: []byte("new")})
 	if r, err := res.First(); err != nil || r.Offset != 0 {
 		t.Fatalf("first produce to recreated topic: offset %d, %v; want offset 0", r.Offset, err)

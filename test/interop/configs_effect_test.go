@@ -20,6 +20,7 @@ import (
 
 	"kbroker/broker/brokertest"
 	"kbroker/internal/config"
+	"kbroker/internal/testkit"
 )
 
 // retentionCheckMs is how often the effect tests' brokers apply retention,
@@ -41,7 +42,7 @@ func effectBroker(t *testing.T) (addr, logDir string) {
 // given as key, value pairs.
 func createTopicWith(t *testing.T, adm *kadm.Client, topic string, kv ...string) {
 	t.Helper()
-	resp, err := adm.CreateTopic(testContext(t, 10*time.Second), 1, 1, configMap(kv), topic)
+	resp, err := adm.CreateTopic(testkit.Context(t, 10*time.Second), 1, 1, configMap(kv), topic)
 	if err == nil {
 		err = resp.Err
 	}
@@ -70,7 +71,7 @@ func alterOps(kv []string) []kadm.AlterConfig {
 // IncrementalAlterConfigs.
 func setTopicConfigs(t *testing.T, adm *kadm.Client, topic string, kv ...string) {
 	t.Helper()
-	resps, err := adm.AlterTopicConfigs(testContext(t, 10*time.Second), alterOps(kv), topic)
+	resps, err := adm.AlterTopicConfigs(testkit.Context(t, 10*time.Second), alterOps(kv), topic)
 	if err == nil {
 		_, err = resps.On(topic, func(r *kadm.AlterConfigsResponse) error { return r.Err })
 	}
@@ -83,7 +84,7 @@ func setTopicConfigs(t *testing.T, adm *kadm.Client, topic string, kv ...string)
 // named "") with IncrementalAlterConfigs.
 func setClusterDefault(t *testing.T, adm *kadm.Client, kv ...string) {
 	t.Helper()
-	resps, err := adm.AlterBrokerConfigs(testContext(t, 10*time.Second), alterOps(kv))
+	resps, err := adm.AlterBrokerConfigs(testkit.Context(t, 10*time.Second), alterOps(kv))
 	if err == nil {
 		_, err = resps.On("", func(r *kadm.AlterConfigsResponse) error { return r.Err })
 	}
@@ -95,7 +96,7 @@ func setClusterDefault(t *testing.T, adm *kadm.Client, kv ...string) {
 // startOffset is ListOffsets' earliest offset of partition 0 of topic.
 func startOffset(t *testing.T, adm *kadm.Client, topic string) int64 {
 	t.Helper()
-	listed, err := adm.ListStartOffsets(testContext(t, 10*time.Second), topic)
+	listed, err := adm.ListStartOffsets(testkit.Context(t, 10*time.Second), topic)
 	if err == nil {
 		err = listed.Error()
 	}
@@ -146,7 +147,7 @@ func segments(t *testing.T, logDir, topic string) []segmentFile {
 // bytes produced are the bytes stored.
 func rawProducer(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	return newClient(t, addr, append([]kgo.Opt{kgo.ProducerBatchCompression(kgo.NoCompression())}, opts...)...)
+	return testkit.Client(t, addr, append([]kgo.Opt{kgo.ProducerBatchCompression(kgo.NoCompression())}, opts...)...)
 }
 
 // produceEach produces n records to partition 0 of topic one at a time (one
@@ -155,7 +156,7 @@ func produceEach(t *testing.T, cl *kgo.Client, topic string, n, size int, ts tim
 	t.Helper()
 	for i := range n {
 		r := &kgo.Record{Topic: topic, Value: bytes.Repeat([]byte{'a' + byte(i%26)}, size), Timestamp: ts}
-		if err := cl.ProduceSync(testContext(t, 10*time.Second), r).FirstErr(); err != nil {
+		if err := cl.ProduceSync(testkit.Context(t, 10*time.Second), r).FirstErr(); err != nil {
 			t.Fatalf("produce record %d to %s: %v", i, topic, err)
 		}
 	}
@@ -230,12 +231,12 @@ func TestConfigLogAppendTime(t *testing.T) {
 	adm := newAdmin(t, addr)
 	const topic = "log-append-time"
 	createTopicWith(t, adm, topic)
-	cl := newClient(t, addr)
+	cl := testkit.Client(t, addr)
 	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
 	produce := func(value string) {
 		t.Helper()
 		r := &kgo.Record{Topic: topic, Value: []byte(value), Timestamp: old}
-		if err := cl.ProduceSync(testContext(t, 10*time.Second), r).FirstErr(); err != nil {
+		if err := cl.ProduceSync(testkit.Context(t, 10*time.Second), r).FirstErr(); err != nil {
 			t.Fatalf("produce %s: %v", value, err)
 		}
 	}
@@ -270,10 +271,10 @@ func TestConfigTimestampBounds(t *testing.T) {
 	const topic = "timestamp-bounds"
 	createTopicWith(t, adm, topic)
 	// Without idempotence a refused batch fails only its own records.
-	cl := newClient(t, addr, kgo.DisableIdempotentWrite(), kgo.RecordRetries(0))
+	cl := testkit.Client(t, addr, kgo.DisableIdempotentWrite(), kgo.RecordRetries(0))
 	produce := func(ts time.Time) error {
 		r := &kgo.Record{Topic: topic, Value: []byte(ts.String()), Timestamp: ts}
-		return cl.ProduceSync(testContext(t, 10*time.Second), r).FirstErr()
+		return cl.ProduceSync(testkit.Context(t, 10*time.Second), r).FirstErr()
 	}
 	past := func() time.Time { return time.Now().Add(-2 * time.Hour) }
 	future := func() time.Time { return time.Now().Add(10 * time.Minute) }
@@ -302,8 +303,8 @@ func TestConfigTimestampBounds(t *testing.T) {
 	// Every record of a batch is checked, not only its max timestamp: one
 	// old record refuses the whole batch (Kafka answers INVALID_TIMESTAMP
 	// for the batch, naming the record).
-	lingering := newClient(t, addr, kgo.DisableIdempotentWrite(), kgo.RecordRetries(0), kgo.ProducerLinger(200*time.Millisecond))
-	results := lingering.ProduceSync(testContext(t, 10*time.Second),
+	lingering := testkit.Client(t, addr, kgo.DisableIdempotentWrite(), kgo.RecordRetries(0), kgo.ProducerLinger(200*time.Millisecond))
+	results := lingering.ProduceSync(testkit.Context(t, 10*time.Second),
 		&kgo.Record{Topic: topic, Value: []byte("fresh"), Timestamp: time.Now()},
 		&kgo.Record{Topic: topic, Value: []byte("stale"), Timestamp: past()})
 	for _, r := range results {
@@ -349,7 +350,7 @@ func TestConfigClusterDefaultRetention(t *testing.T) {
 		t.Errorf("%s: segment files %v after the cluster default changed, want all of %v", overrides, got, kept)
 	}
 
-	described, err := adm.DescribeTopicConfigs(testContext(t, 10*time.Second), inherits, overrides)
+	described, err := adm.DescribeTopicConfigs(testkit.Context(t, 10*time.Second), inherits, overrides)
 	if err != nil {
 		t.Fatalf("describe topic configs: %v", err)
 	}
@@ -417,7 +418,7 @@ func TestConfigSegmentBytesAtRuntime(t *testing.T) {
 // source, as DescribeConfigs reports them.
 func describedConfigs(t *testing.T, adm *kadm.Client, kind kmsg.ConfigResourceType, name string) map[string]string {
 	t.Helper()
-	ctx := testContext(t, 10*time.Second)
+	ctx := testkit.Context(t, 10*time.Second)
 	var (
 		rcs kadm.ResourceConfigs
 		err error
@@ -460,7 +461,7 @@ func TestConfigOverridesSurviveRestart(t *testing.T) {
 	createTopicWith(t, adm, topic, "cleanup.policy", "compact")
 	createTopicWith(t, adm, plain)
 	setTopicConfigs(t, adm, topic, "message.timestamp.type", "LogAppendTime", "max.message.bytes", "4096")
-	resps, err := adm.AlterBrokerConfigs(testContext(t, 10*time.Second), alterOps([]string{"log.retention.ms", "7200000"}), 1)
+	resps, err := adm.AlterBrokerConfigs(testkit.Context(t, 10*time.Second), alterOps([]string{"log.retention.ms", "7200000"}), 1)
 	if err == nil {
 		_, err = resps.On("1", func(r *kadm.AlterConfigsResponse) error { return r.Err })
 	}
@@ -527,11 +528,11 @@ func TestConfigOverridesSurviveRestart(t *testing.T) {
 	// new records, and max.message.bytes=4096 refuses a bigger batch.
 	cl := rawProducer(t, b.Addr(), kgo.DisableIdempotentWrite(), kgo.RecordRetries(0))
 	from := time.Now().Truncate(time.Millisecond)
-	err = cl.ProduceSync(testContext(t, 10*time.Second), &kgo.Record{Topic: topic, Key: []byte("k"), Value: []byte("small"), Timestamp: time.Unix(1, 0)}).FirstErr()
+	err = cl.ProduceSync(testkit.Context(t, 10*time.Second), &kgo.Record{Topic: topic, Key: []byte("k"), Value: []byte("small"), Timestamp: time.Unix(1, 0)}).FirstErr()
 	if err != nil {
 		t.Fatalf("produce after restart: %v", err)
 	}
-	err = cl.ProduceSync(testContext(t, 10*time.Second), &kgo.Record{Topic: topic, Key: []byte("k"), Value: make([]byte, 8192)}).FirstErr()
+	err = cl.ProduceSync(testkit.Context(t, 10*time.Second), &kgo.Record{Topic: topic, Key: []byte("k"), Value: make([]byte, 8192)}).FirstErr()
 	if !errors.Is(err, kerr.MessageTooLarge) {
 		t.Errorf("produce of 8 KiB after restart with max.message.bytes=4096: %v, want %v", err, kerr.MessageTooLarge)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"kbroker/internal/testbin"
+	"kbroker/internal/testkit"
 )
 
 const durableTopic = "durable"
@@ -23,35 +24,6 @@ const durableTopic = "durable"
 // durablePartitions is the partition count of durableTopic; record seq of a
 // round goes to partition seq % durablePartitions.
 const durablePartitions = 3
-
-// ackLog is every record a producer was told was stored (acks=all):
-// partition → offset → value.
-type ackLog struct {
-	mu     sync.Mutex
-	byPart map[int32]map[int64]string
-}
-
-func (a *ackLog) add(p int32, off int64, v string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.byPart == nil {
-		a.byPart = map[int32]map[int64]string{}
-	}
-	if a.byPart[p] == nil {
-		a.byPart[p] = map[int64]string{}
-	}
-	a.byPart[p][off] = v
-}
-
-func (a *ackLog) count() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	n := 0
-	for _, m := range a.byPart {
-		n += len(m)
-	}
-	return n
-}
 
 // durableValue is record seq of round, padded to a typical small payload.
 func durableValue(round, seq int) string {
@@ -62,7 +34,7 @@ func durableValue(round, seq int) string {
 // number buffered), adds each acknowledged one to acked, and SIGKILLs the
 // broker killAfter after the first acknowledgement. It returns how many
 // records this round had acknowledged.
-func produceUntilKilled(t *testing.T, p *testbin.Proc, round int, killAfter time.Duration, acked *ackLog) int {
+func produceUntilKilled(t *testing.T, p *testbin.Proc, round int, killAfter time.Duration, acked *testkit.AckedRecords) int {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Addr),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
@@ -107,7 +79,7 @@ func produceUntilKilled(t *testing.T, p *testbin.Proc, round int, killAfter time
 				if roundAcks++; roundAcks == 1 {
 					close(firstAck)
 				}
-				acked.add(r.Partition, r.Offset, string(r.Value))
+				acked.Add(r.Partition, r.Offset, string(r.Value))
 			})
 		}
 	}()
@@ -155,11 +127,10 @@ func waitGroupTimeout(t *testing.T, wg *sync.WaitGroup, timeout time.Duration, w
 // that each partition holds, per round, an unbroken prefix of what that
 // round produced to it (no loss before an acknowledged record, no
 // duplicate).
-func checkDurable(t *testing.T, addr string, acked *ackLog, rounds int) {
+func checkDurable(t *testing.T, addr string, acked *testkit.AckedRecords, rounds int) {
 	t.Helper()
 	got := consumeAll(t, addr, durableTopic, 30*time.Second)
-	acked.mu.Lock()
-	defer acked.mu.Unlock()
+	stored := acked.Stored()
 	for p := int32(0); p < durablePartitions; p++ {
 		recs := got[p]
 		perRound := map[int]int{} // round → records of it seen in p
@@ -182,7 +153,7 @@ func checkDurable(t *testing.T, addr string, acked *ackLog, rounds int) {
 			perRound[round]++
 		}
 		var bad []string
-		for off, v := range acked.byPart[p] {
+		for off, v := range stored[p] {
 			switch {
 			case off >= int64(len(recs)):
 				bad = append(bad, fmt.Sprintf("acknowledged %q at offset %d is gone (log ends at %d)", v, off, len(recs)))
@@ -192,7 +163,7 @@ func checkDurable(t *testing.T, addr string, acked *ackLog, rounds int) {
 		}
 		if len(bad) > 0 {
 			slices.Sort(bad)
-			t.Errorf("partition %d: %d of %d acknowledged records lost, e.g.:\n%s", p, len(bad), len(acked.byPart[p]), strings.Join(bad[:min(len(bad), 5)], "\n"))
+			t.Errorf("partition %d: %d of %d acknowledged records lost, e.g.:\n%s", p, len(bad), len(stored[p]), strings.Join(bad[:min(len(bad), 5)], "\n"))
 		}
 	}
 }
@@ -212,12 +183,12 @@ func TestKill9KeepsAcknowledgedRecords(t *testing.T) {
 	p := b.Start(t)
 	// Small segments, so that kills land around segment rolls too and
 	// recovery has many segments to open.
-	resp, err := newAdmin(t, p.Addr).CreateTopic(testContext(t, 10*time.Second), durablePartitions, 1,
+	resp, err := newAdmin(t, p.Addr).CreateTopic(testkit.Context(t, 10*time.Second), durablePartitions, 1,
 		map[string]*string{"segment.bytes": kadm.StringPtr("262144")}, durableTopic)
 	if err != nil {
 		t.Fatalf("create topic: %v (%s)", err, resp.ErrMessage)
 	}
-	var acked ackLog
+	var acked testkit.AckedRecords
 	const rounds = 3
 	for round := 1; round <= rounds; round++ {
 		killAfter := time.Duration(300+rng.IntN(1200)) * time.Millisecond
@@ -226,7 +197,7 @@ func TestKill9KeepsAcknowledgedRecords(t *testing.T) {
 		p = b.Start(t)
 		checkDurable(t, p.Addr, &acked, round)
 		t.Logf("round %d: SIGKILL after %v, %d records acknowledged (%d in all), all found after restart; round took %v",
-			round, killAfter, n, acked.count(), time.Since(start).Round(time.Millisecond))
+			round, killAfter, n, acked.Count(), time.Since(start).Round(time.Millisecond))
 	}
 	// The kills are meant to land among segment rolls: check there were some.
 	segs, _ := filepath.Glob(filepath.Join(b.DataDir(), durableTopic+"-0", "*.log"))
@@ -248,12 +219,12 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	)
 	b := newKbroker(t)
 	p := b.Start(t)
-	createTopic(t, newAdmin(t, p.Addr), topic, 2)
+	testkit.CreateTopic(t, newAdmin(t, p.Addr), topic, 2, nil)
 
 	value := func(i int) *kgo.Record {
 		return &kgo.Record{Partition: int32(i % 2), Value: fmt.Appendf(nil, "sigterm-%05d", i)}
 	}
-	cl := newClient(t, p.Addr, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.MaxBufferedRecords(1000))
+	cl := testkit.Client(t, p.Addr, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.MaxBufferedRecords(1000))
 	for i, off := range produceAsync(t, cl, topic, 0, n, value) {
 		if off != int64(i/2) {
 			t.Fatalf("record %d acknowledged at offset %d, want %d", i, off, i/2)
@@ -262,7 +233,7 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	cl.Close()
 
 	// A consumer at the end, long-polling for 20s.
-	consumer := newClient(t, p.Addr,
+	consumer := testkit.Client(t, p.Addr,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtEnd(), 1: kgo.NewOffset().AtEnd()}}),
 		kgo.FetchMaxWait(20*time.Second))
 	pollCtx, stopPoll := context.WithCancel(context.Background())
@@ -296,7 +267,7 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 			}
 		}
 	}
-	cl = newClient(t, p.Addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl = testkit.Client(t, p.Addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	for i, off := range produceAsync(t, cl, topic, n, n+10, value) {
 		if want := int64((n + i) / 2); off != want {
 			t.Errorf("after restart record %d acknowledged at offset %d, want %d", n+i, off, want)

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"kbroker/broker/brokertest"
+	"kbroker/internal/testkit"
 )
 
 // franzRecord is record i of the franz-go test: partition i%4 gets every
@@ -26,7 +27,7 @@ func franzRecord(i int) *kgo.Record {
 // offsets, failing the test on any error.
 func produceAsync(t *testing.T, cl *kgo.Client, topic string, from, to int, rec func(int) *kgo.Record) []int64 {
 	t.Helper()
-	ctx := testContext(t, 60*time.Second)
+	ctx := testkit.Context(t, 60*time.Second)
 	offsets := make([]int64, to-from)
 	var (
 		mu       sync.Mutex
@@ -85,10 +86,10 @@ func TestFranzGoProduceConsumeSurvivesRestart(t *testing.T) {
 	)
 	props := testProps(t.TempDir(), nil)
 	b := brokertest.StartWith(t, props)
-	createTopic(t, newAdmin(t, b.Addr()), topic, 4)
+	testkit.CreateTopic(t, newAdmin(t, b.Addr()), topic, 4, nil)
 
 	start := time.Now()
-	cl := newClient(t, b.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.MaxBufferedRecords(10_000))
+	cl := testkit.Client(t, b.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.MaxBufferedRecords(10_000))
 	offsets := produceAsync(t, cl, topic, 0, n, franzRecord)
 	for i, off := range offsets {
 		if off != int64(i/4) {
@@ -114,7 +115,7 @@ func TestFranzGoProduceConsumeSurvivesRestart(t *testing.T) {
 	}
 	checkFranzRecords(t, consumeAll(t, b.Addr(), topic, 30*time.Second), n)
 
-	cl = newClient(t, b.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.MaxBufferedRecords(10_000))
+	cl = testkit.Client(t, b.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.MaxBufferedRecords(10_000))
 	offsets = produceAsync(t, cl, topic, n, n+more, franzRecord)
 	for j, off := range offsets {
 		if i := n + j; off != int64(i/4) {

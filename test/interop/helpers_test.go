@@ -20,6 +20,7 @@ import (
 	"kbroker/internal/config"
 
 	"kbroker/internal/testbin"
+	"kbroker/internal/testkit"
 )
 
 func TestMain(m *testing.M) { os.Exit(testbin.Run(m)) }
@@ -43,49 +44,16 @@ func startBroker(t *testing.T, extra config.Properties) string {
 	return brokertest.Start(t, extra).Addr()
 }
 
-// newClient returns a franz-go client for addr, closed when the test ends.
-func newClient(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
-	if err != nil {
-		t.Fatalf("kgo.NewClient: %v", err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
-}
-
 // newAdmin returns a kadm client for addr, closed when the test ends.
 func newAdmin(t *testing.T, addr string) *kadm.Client {
 	t.Helper()
-	return kadm.NewClient(newClient(t, addr))
-}
-
-// testContext is a context bounded by d and by the test's own deadline.
-func testContext(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// createTopic creates topic with the given partition count and checks the
-// broker said yes.
-func createTopic(t *testing.T, adm *kadm.Client, topic string, partitions int32) {
-	t.Helper()
-	ctx := testContext(t, 10*time.Second)
-	resp, err := adm.CreateTopic(ctx, partitions, 1, nil, topic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		t.Fatalf("create topic %s: %v", topic, err)
-	}
+	return kadm.NewClient(testkit.Client(t, addr))
 }
 
 // endOffsets lists the high watermark of every partition of topic.
 func endOffsets(t *testing.T, adm *kadm.Client, topic string) map[int32]int64 {
 	t.Helper()
-	ctx := testContext(t, 10*time.Second)
+	ctx := testkit.Context(t, 10*time.Second)
 	listed, err := adm.ListEndOffsets(ctx, topic)
 	if err == nil {
 		err = listed.Error()
@@ -104,7 +72,7 @@ func endOffsets(t *testing.T, adm *kadm.Client, topic string) map[int32]int64 {
 // the end is not reached within timeout.
 func consumeAll(t *testing.T, addr, topic string, timeout time.Duration) map[int32][]*kgo.Record {
 	t.Helper()
-	ends := endOffsets(t, kadm.NewClient(newClient(t, addr)), topic)
+	ends := endOffsets(t, kadm.NewClient(testkit.Client(t, addr)), topic)
 	starts := map[int32]kgo.Offset{}
 	for p := range ends {
 		starts[p] = kgo.NewOffset().AtStart()
@@ -113,7 +81,7 @@ func consumeAll(t *testing.T, addr, topic string, timeout time.Duration) map[int
 	if len(ends) == 0 {
 		return got
 	}
-	cl := newClient(t, addr,
+	cl := testkit.Client(t, addr,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: starts}),
 		kgo.FetchMaxWait(250*time.Millisecond),
 	)
@@ -126,7 +94,7 @@ func consumeAll(t *testing.T, addr, topic string, timeout time.Duration) map[int
 		}
 		return true
 	}
-	ctx := testContext(t, timeout)
+	ctx := testkit.Context(t, timeout)
 	for !reached() {
 		fetches := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
@@ -160,20 +128,6 @@ func newKbroker(t *testing.T) *testbin.Broker {
 	b := testbin.NewBroker(t, nil)
 	b.Args = []string{"--log-level", "debug"}
 	return b
-}
-
-// kcatPath finds kcat. Locally a missing kcat skips the test; in CI
-// (CI set) it fails it, since scripts/test installs it.
-func kcatPath(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("kcat")
-	if err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("kcat not installed (apt-get install kcat); set CI=1 to make this a failure")
-		}
-		t.Fatalf("kcat not found under CI: %v", err)
-	}
-	return path
 }
 
 // runCmd runs name with args and stdin under a timeout and returns its

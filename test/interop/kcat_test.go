@@ -8,15 +8,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"kbroker/internal/testkit"
 )
 
 // kcat (librdkafka) lists the broker and topics, produces lines from stdin
 // (plain and lz4-compressed) and consumes them back, with offsets and keys.
 func TestKcat(t *testing.T) {
-	kcat := kcatPath(t)
+	kcat := testkit.KcatPath(t)
 	addr := startBroker(t, nil)
 	const topic = "kcat-lines"
-	createTopic(t, newAdmin(t, addr), topic, 1)
+	testkit.CreateTopic(t, newAdmin(t, addr), topic, 1, nil)
 	const timeout = 10 * time.Second
 
 	t.Run("list metadata", func(t *testing.T) {
@@ -113,7 +115,7 @@ func TestKcat(t *testing.T) {
 		}
 	})
 	t.Run("failed produce exits non-zero", func(t *testing.T) {
-		ctx := testContext(t, timeout)
+		ctx := testkit.Context(t, timeout)
 		cmd := exec.CommandContext(ctx, kcat, "-P", "-b", addr, "-t", "bad/name", "-p", "0", "-X", "message.timeout.ms=5000")
 		cmd.Stdin = strings.NewReader("refused\n")
 		out, err := cmd.CombinedOutput()

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/broker/brokertest"
+	"kbroker/internal/testkit"
 )
 
 // A user looks offsets up by time with kadm: the first record at or after a
@@ -24,10 +25,10 @@ func TestListOffsetsByTimestamp(t *testing.T) {
 
 	props := testProps(t.TempDir(), nil)
 	b := brokertest.StartWith(t, props)
-	createTopic(t, newAdmin(t, b.Addr()), topic, 1)
+	testkit.CreateTopic(t, newAdmin(t, b.Addr()), topic, 1, nil)
 
-	cl := newClient(t, b.Addr())
-	ctx := testContext(t, 10*time.Second)
+	cl := testkit.Client(t, b.Addr())
+	ctx := testkit.Context(t, 10*time.Second)
 	// Records 0–4 go in one batch (lookups must look inside a batch),
 	// records 5–9 in a batch each.
 	var first []*kgo.Record
@@ -46,7 +47,7 @@ func TestListOffsetsByTimestamp(t *testing.T) {
 
 	check := func(t *testing.T, addr string) {
 		adm := newAdmin(t, addr)
-		ctx := testContext(t, 10*time.Second)
+		ctx := testkit.Context(t, 10*time.Second)
 		lookup := func(what string, list kadm.ListedOffsets, err error) kadm.ListedOffset {
 			t.Helper()
 			if err == nil {
@@ -124,14 +125,14 @@ func TestListOffsetsByTimestamp(t *testing.T) {
 func TestListOffsetsMaxTimestampInsideBatch(t *testing.T) {
 	const topic = "max-ts-mid-batch"
 	addr := startBroker(t, nil)
-	createTopic(t, newAdmin(t, addr), topic, 1)
+	testkit.CreateTopic(t, newAdmin(t, addr), topic, 1, nil)
 	base := time.Now().Add(-time.Hour).UnixMilli()
 	stamps := []int64{base, base + 300, base + 100, base + 200} // max at offset 1
 	var rs []*kgo.Record
 	for i, s := range stamps {
 		rs = append(rs, &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, "r%d", i), Timestamp: time.UnixMilli(s)})
 	}
-	if err := newClient(t, addr).ProduceSync(testContext(t, 10*time.Second), rs...).FirstErr(); err != nil {
+	if err := testkit.Client(t, addr).ProduceSync(testkit.Context(t, 10*time.Second), rs...).FirstErr(); err != nil {
 		t.Fatalf("produce: %v", err)
 	}
 	raw := rawListOffsets(t, addr, topic, -3)
@@ -158,7 +159,7 @@ func rawListOffsets(t *testing.T, addr, topic string, timestamp int64) kmsg.List
 	rp.Timestamp = timestamp
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(testContext(t, 10*time.Second), newClient(t, addr))
+	resp, err := req.RequestWith(testkit.Context(t, 10*time.Second), testkit.Client(t, addr))
 	if err != nil {
 		t.Fatalf("ListOffsets(%d): %v", timestamp, err)
 	}

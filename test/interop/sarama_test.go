@@ -8,6 +8,8 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/internal/testkit"
 )
 
 // sarama, at its default protocol version (2.8) and at the newest it knows,
@@ -143,7 +145,7 @@ func saramaNext(t *testing.T, pc sarama.PartitionConsumer) *sarama.ConsumerMessa
 // API yet, the check is skipped with a note rather than failed.
 func checkSaramaListTopics(t *testing.T, addr string, admin sarama.ClusterAdmin, topic string) {
 	t.Helper()
-	versions, err := kmsg.NewPtrApiVersionsRequest().RequestWith(testContext(t, 10*time.Second), newClient(t, addr))
+	versions, err := kmsg.NewPtrApiVersionsRequest().RequestWith(testkit.Context(t, 10*time.Second), testkit.Client(t, addr))
 	if err != nil {
 		t.Fatalf("ApiVersions: %v", err)
 	}

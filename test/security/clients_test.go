@@ -12,6 +12,8 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/xdg-go/scram"
+
+	"kbroker/internal/testkit"
 )
 
 // xdgSCRAM is sarama's SCRAM client on github.com/xdg-go/scram.
@@ -85,29 +87,17 @@ func TestSaramaSASL(t *testing.T) {
 	}
 }
 
-func kcatPath(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("kcat")
-	if err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("kcat not installed (apt-get install kcat); set CI=1 to make this a failure")
-		}
-		t.Fatalf("kcat not found under CI: %v", err)
-	}
-	return path
-}
-
 func runKcat(t *testing.T, stdin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, kcatPath(t), args...)
+	cmd := exec.CommandContext(ctx, testkit.KcatPath(t), args...)
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
 
 func TestKcatSASL(t *testing.T) {
-	kcatPath(t)
+	testkit.KcatPath(t)
 	addr := start(t, saslProps(nil)).Addr()
 	for _, mech := range []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"} {
 		t.Run(mech, func(t *testing.T) {

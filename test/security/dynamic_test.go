@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/config"
+	"kbroker/internal/testkit"
 )
 
 const encoderSecret = "encoder-secret-dyn-41ab"
@@ -59,8 +60,8 @@ func certDER(t *testing.T, pemBytes []byte) []byte {
 // answer: the connection is still served.
 func apiVersionsOver(t *testing.T, nc net.Conn) {
 	t.Helper()
-	rc := &rawConn{t: t, nc: nc}
-	rc.roundTrip(kmsg.NewPtrApiVersionsRequest())
+	rc := testkit.NewRawConn(t, nc)
+	rc.RoundTrip(kmsg.NewPtrApiVersionsRequest())
 }
 
 // Rotating a listener's key store with AlterConfigs (Kafka's dynamic

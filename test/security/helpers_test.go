@@ -7,8 +7,6 @@ import (
 	"context"
 	"encoding/binary"
 	"hash/crc32"
-	"io"
-	"net"
 	"testing"
 	"time"
 
@@ -22,6 +20,7 @@ import (
 	"kbroker/broker"
 	"kbroker/broker/brokertest"
 	"kbroker/internal/config"
+	"kbroker/internal/testkit"
 )
 
 const (
@@ -75,27 +74,18 @@ func plainAuth(user, pass string) sasl.Mechanism {
 
 func client(t *testing.T, addr string, mech sasl.Mechanism, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	all := []kgo.Opt{kgo.SeedBrokers(addr), kgo.RequestRetries(0), kgo.RetryTimeout(time.Second)}
+	all := []kgo.Opt{kgo.RequestRetries(0), kgo.RetryTimeout(time.Second)}
 	if mech != nil {
 		all = append(all, kgo.SASL(mech))
 	}
-	cl, err := kgo.NewClient(append(all, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	return testkit.Client(t, addr, append(all, opts...)...)
 }
 
 func adminClient(t *testing.T, addr string) *kadm.Client {
 	return kadm.NewClient(client(t, addr, scram256("admin", adminPass)))
 }
 
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+func ctxT(t *testing.T) context.Context { return testkit.Context(t, 20*time.Second) }
 
 // batch is one record batch (magic 2) holding value, with producer id pid
 // (-1: not idempotent).
@@ -114,83 +104,6 @@ func batch(value []byte, pid int64) []byte {
 	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
 	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
 	return raw
-}
-
-// rawConn speaks Kafka frames by hand, for what clients never send.
-type rawConn struct {
-	t    *testing.T
-	nc   net.Conn
-	corr int32
-}
-
-func dialRaw(t *testing.T, addr string) *rawConn {
-	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	return &rawConn{t: t, nc: nc}
-}
-
-func (c *rawConn) writeFrame(b []byte) {
-	c.t.Helper()
-	c.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	if _, err := c.nc.Write(binary.BigEndian.AppendUint32(nil, uint32(len(b)))); err != nil {
-		c.t.Fatal(err)
-	}
-	if _, err := c.nc.Write(b); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-// readFrame reads one size-prefixed frame; an error means closed (or timeout).
-func (c *rawConn) readFrame() ([]byte, error) {
-	c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-	var size [4]byte
-	if _, err := io.ReadFull(c.nc, size[:]); err != nil {
-		return nil, err
-	}
-	buf := make([]byte, binary.BigEndian.Uint32(size[:]))
-	_, err := io.ReadFull(c.nc, buf)
-	return buf, err
-}
-
-// send writes req with a request header.
-func (c *rawConn) send(req kmsg.Request) {
-	c.corr++
-	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw"))
-	frame := f.AppendRequest(nil, req, c.corr)
-	c.writeFrame(frame[4:])
-}
-
-// roundTrip sends req and decodes its response.
-func (c *rawConn) roundTrip(req kmsg.Request) kmsg.Response {
-	c.t.Helper()
-	c.send(req)
-	body, err := c.readFrame()
-	if err != nil {
-		c.t.Fatalf("%s: %v", kmsg.NameForKey(req.Key()), err)
-	}
-	body = body[4:] // correlation id
-	resp := req.ResponseKind()
-	if resp.IsFlexible() && req.Key() != int16(kmsg.ApiVersions) {
-		body = body[1:] // empty tagged fields
-	}
-	if err := resp.ReadFrom(body); err != nil {
-		c.t.Fatalf("decoding %s: %v", kmsg.NameForKey(req.Key()), err)
-	}
-	return resp
-}
-
-// expectClosed fails unless the broker closes the connection.
-func (c *rawConn) expectClosed() {
-	c.t.Helper()
-	if _, err := c.readFrame(); err == nil {
-		c.t.Fatal("connection still open, got a frame")
-	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		c.t.Fatal("connection still open (read timed out)")
-	}
 }
 
 func adminClientOf(cl *kgo.Client) *kadm.Client { return kadm.NewClient(cl) }

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl"
 
 	"kbroker/internal/config"
+	"kbroker/internal/testkit"
 )
 
 // produceConsume writes and reads back one record, proving the connection
@@ -67,84 +68,84 @@ func TestSASLMechanismNotEnabled(t *testing.T) {
 		t.Fatalf("err = %v, want UNSUPPORTED_SASL_MECHANISM", err)
 	}
 	// Raw: the response lists the enabled mechanisms, then the broker closes.
-	c := dialRaw(t, addr)
+	c := testkit.Dial(t, addr)
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.Version, hs.Mechanism = 1, "PLAIN"
-	resp := c.roundTrip(hs).(*kmsg.SASLHandshakeResponse)
+	resp := c.RoundTrip(hs).(*kmsg.SASLHandshakeResponse)
 	if resp.ErrorCode != kerr.UnsupportedSaslMechanism.Code || strings.Join(resp.SupportedMechanisms, ",") != "SCRAM-SHA-512" {
 		t.Fatalf("handshake = %d %v", resp.ErrorCode, resp.SupportedMechanisms)
 	}
-	c.expectClosed()
+	c.ExpectClosed(testkit.IOTimeout)
 }
 
 func TestRequestBeforeAuthenticationClosesConnection(t *testing.T) {
 	addr := start(t, saslProps(nil)).Addr()
-	c := dialRaw(t, addr)
+	c := testkit.Dial(t, addr)
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.Version = 3
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "raw", "1"
-	if resp := c.roundTrip(av).(*kmsg.ApiVersionsResponse); resp.ErrorCode != 0 {
+	if resp := c.RoundTrip(av).(*kmsg.ApiVersionsResponse); resp.ErrorCode != 0 {
 		t.Fatalf("ApiVersions before auth: %d", resp.ErrorCode)
 	}
 	md := kmsg.NewPtrMetadataRequest()
 	md.Version = 12
-	c.send(md)
-	c.expectClosed()
+	c.Send(md)
+	c.ExpectClosed(testkit.IOTimeout)
 
 	// SaslAuthenticate without a handshake: ILLEGAL_SASL_STATE, then closed.
-	c = dialRaw(t, addr)
+	c = testkit.Dial(t, addr)
 	au := kmsg.NewPtrSASLAuthenticateRequest()
 	au.Version = 1
 	au.SASLAuthBytes = []byte("\x00alice\x00" + alicePass)
-	if resp := c.roundTrip(au).(*kmsg.SASLAuthenticateResponse); resp.ErrorCode != kerr.IllegalSaslState.Code {
+	if resp := c.RoundTrip(au).(*kmsg.SASLAuthenticateResponse); resp.ErrorCode != kerr.IllegalSaslState.Code {
 		t.Fatalf("authenticate without handshake = %d", resp.ErrorCode)
 	}
-	c.expectClosed()
+	c.ExpectClosed(testkit.IOTimeout)
 }
 
 func TestSASLBadCredentialsAnswerThenClose(t *testing.T) {
 	addr := start(t, saslProps(nil)).Addr()
-	c := dialRaw(t, addr)
+	c := testkit.Dial(t, addr)
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.Version, hs.Mechanism = 1, "PLAIN"
-	if resp := c.roundTrip(hs).(*kmsg.SASLHandshakeResponse); resp.ErrorCode != 0 {
+	if resp := c.RoundTrip(hs).(*kmsg.SASLHandshakeResponse); resp.ErrorCode != 0 {
 		t.Fatalf("handshake: %d", resp.ErrorCode)
 	}
 	au := kmsg.NewPtrSASLAuthenticateRequest()
 	au.Version = 2
 	au.SASLAuthBytes = []byte("\x00alice\x00nope")
-	resp := c.roundTrip(au).(*kmsg.SASLAuthenticateResponse)
+	resp := c.RoundTrip(au).(*kmsg.SASLAuthenticateResponse)
 	if resp.ErrorCode != kerr.SaslAuthenticationFailed.Code || resp.ErrorMessage == nil || !strings.Contains(*resp.ErrorMessage, "Invalid username or password") {
 		t.Fatalf("authenticate = %d %v", resp.ErrorCode, resp.ErrorMessage)
 	}
-	c.expectClosed()
+	c.ExpectClosed(testkit.IOTimeout)
 }
 
 // SaslHandshake v0: the token travels as a bare frame and so does the reply.
 func TestSASLHandshakeV0RawTokens(t *testing.T) {
 	addr := start(t, saslProps(nil)).Addr()
-	c := dialRaw(t, addr)
+	c := testkit.Dial(t, addr)
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.Version, hs.Mechanism = 0, "PLAIN"
-	if resp := c.roundTrip(hs).(*kmsg.SASLHandshakeResponse); resp.ErrorCode != 0 {
+	if resp := c.RoundTrip(hs).(*kmsg.SASLHandshakeResponse); resp.ErrorCode != 0 {
 		t.Fatalf("handshake v0: %d", resp.ErrorCode)
 	}
-	c.writeFrame([]byte("\x00alice\x00" + alicePass))
-	reply, err := c.readFrame()
+	c.WriteFrame([]byte("\x00alice\x00" + alicePass))
+	reply, err := c.ReadRawFrame()
 	if err != nil || len(reply) != 0 {
 		t.Fatalf("raw reply = %q, %v", reply, err)
 	}
 	md := kmsg.NewPtrMetadataRequest()
 	md.Version = 12
-	if resp := c.roundTrip(md).(*kmsg.MetadataResponse); len(resp.Brokers) != 1 {
+	if resp := c.RoundTrip(md).(*kmsg.MetadataResponse); len(resp.Brokers) != 1 {
 		t.Fatalf("metadata after v0 auth: %+v", resp)
 	}
 
 	// A bad raw token closes the connection (there is no response to carry an error).
-	c = dialRaw(t, addr)
-	c.roundTrip(hs)
-	c.writeFrame([]byte("\x00alice\x00wrong"))
-	c.expectClosed()
+	c = testkit.Dial(t, addr)
+	c.RoundTrip(hs)
+	c.WriteFrame([]byte("\x00alice\x00wrong"))
+	c.ExpectClosed(testkit.IOTimeout)
 }
 
 // connections.max.reauth.ms (KIP-368): franz-go re-authenticates on the same
@@ -163,14 +164,14 @@ func TestSASLReauthentication(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 	}
 
-	c := dialRaw(t, addr)
+	c := testkit.Dial(t, addr)
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.Version, hs.Mechanism = 1, "PLAIN"
-	c.roundTrip(hs)
+	c.RoundTrip(hs)
 	au := kmsg.NewPtrSASLAuthenticateRequest()
 	au.Version = 1
 	au.SASLAuthBytes = []byte("\x00alice\x00" + alicePass)
-	resp := c.roundTrip(au).(*kmsg.SASLAuthenticateResponse)
+	resp := c.RoundTrip(au).(*kmsg.SASLAuthenticateResponse)
 	if resp.ErrorCode != 0 || resp.SessionLifetimeMillis != 2500 {
 		t.Fatalf("authenticate = %d, lifetime %d", resp.ErrorCode, resp.SessionLifetimeMillis)
 	}
@@ -178,25 +179,25 @@ func TestSASLReauthentication(t *testing.T) {
 	time.Sleep(2600 * time.Millisecond)
 	md := kmsg.NewPtrMetadataRequest()
 	md.Version = 12
-	c.send(md)
-	c.expectClosed()
+	c.Send(md)
+	c.ExpectClosed(testkit.IOTimeout)
 }
 
 func TestReauthenticationMustKeepMechanismAndPrincipal(t *testing.T) {
 	addr := start(t, saslProps(config.Properties{"connections.max.reauth.ms": "60000"})).Addr()
-	auth := func(c *rawConn, mech, token string) (int16, int16) {
+	auth := func(c *testkit.RawConn, mech, token string) (int16, int16) {
 		hs := kmsg.NewPtrSASLHandshakeRequest()
 		hs.Version, hs.Mechanism = 1, mech
-		h := c.roundTrip(hs).(*kmsg.SASLHandshakeResponse)
+		h := c.RoundTrip(hs).(*kmsg.SASLHandshakeResponse)
 		if h.ErrorCode != 0 {
 			return h.ErrorCode, 0
 		}
 		au := kmsg.NewPtrSASLAuthenticateRequest()
 		au.Version = 1
 		au.SASLAuthBytes = []byte(token)
-		return 0, c.roundTrip(au).(*kmsg.SASLAuthenticateResponse).ErrorCode
+		return 0, c.RoundTrip(au).(*kmsg.SASLAuthenticateResponse).ErrorCode
 	}
-	c := dialRaw(t, addr)
+	c := testkit.Dial(t, addr)
 	if h, a := auth(c, "PLAIN", "\x00alice\x00"+alicePass); h != 0 || a != 0 {
 		t.Fatal(h, a)
 	}
@@ -206,14 +207,14 @@ func TestReauthenticationMustKeepMechanismAndPrincipal(t *testing.T) {
 	if h, a := auth(c, "PLAIN", "\x00admin\x00"+adminPass); a != kerr.SaslAuthenticationFailed.Code {
 		t.Fatalf("re-authentication as another principal: %d %d", h, a)
 	}
-	c.expectClosed()
+	c.ExpectClosed(testkit.IOTimeout)
 
-	c = dialRaw(t, addr)
+	c = testkit.Dial(t, addr)
 	auth(c, "PLAIN", "\x00alice\x00"+alicePass)
 	if h, _ := auth(c, "SCRAM-SHA-256", ""); h != kerr.UnsupportedSaslMechanism.Code {
 		t.Fatalf("re-authentication with another mechanism: %d", h)
 	}
-	c.expectClosed()
+	c.ExpectClosed(testkit.IOTimeout)
 }
 
 // PLAINTEXT and SASL listeners side by side: each keeps its own rules.
@@ -222,10 +223,10 @@ func TestSeveralListeners(t *testing.T) {
 	addrs := b.Addrs()
 	produceConsume(t, addrs[0], nil, "plain-listener")
 	produceConsume(t, addrs[1], scram512("alice", alicePass), "sasl-listener")
-	c := dialRaw(t, addrs[0])
+	c := testkit.Dial(t, addrs[0])
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.Version, hs.Mechanism = 1, "PLAIN"
-	if resp := c.roundTrip(hs).(*kmsg.SASLHandshakeResponse); resp.ErrorCode != kerr.IllegalSaslState.Code {
+	if resp := c.RoundTrip(hs).(*kmsg.SASLHandshakeResponse); resp.ErrorCode != kerr.IllegalSaslState.Code {
 		t.Fatalf("handshake on PLAINTEXT = %d", resp.ErrorCode)
 	}
 }

@@ -35,11 +35,11 @@ type userNode struct {
 	reserved [numKeys]float64
 }
 
-// config is one immutable generation of the quota settings, compiled from
+// generation is one immutable generation of the quota settings, compiled from
 // Overrides plus the static defaults for O(1) lookups by raw (desanitized)
 // names. A new one replaces the old on every SetOverrides; connections
 // notice by pointer comparison and re-resolve.
-type config struct {
+type generation struct {
 	epoch uint64
 	at    int64 // Manager clock when installed
 	mode  SubquotaMode
@@ -60,8 +60,8 @@ type config struct {
 	anyIP   bool
 }
 
-func compile(o Overrides, opts *Options, epoch uint64) *config {
-	c := &config{
+func compile(o Overrides, opts *Options, epoch uint64) *generation {
+	c := &generation{
 		epoch: epoch, mode: opts.Mode,
 		ips: map[netip.Addr]float64{},
 	}
@@ -94,7 +94,7 @@ const maxDerived = 256
 // the very map it was in prev (Overrides are immutable, and the metadata
 // store shares unchanged maps between snapshots) is not looked at again.
 // nil: compile instead.
-func (p *config) derive(o, prev Overrides, epoch uint64) *config {
+func (p *generation) derive(o, prev Overrides, epoch uint64) *generation {
 	if prev == nil || len(o) < 1024 {
 		return nil
 	}
@@ -129,8 +129,8 @@ func (p *config) derive(o, prev Overrides, epoch uint64) *config {
 
 // with is p with changes applied (path -> the entity's new values; nil or
 // empty: removed), sharing every index shard the changes do not touch.
-func (p *config) with(changes map[string]map[string]float64, epoch uint64) *config {
-	c := new(config)
+func (p *generation) with(changes map[string]map[string]float64, epoch uint64) *generation {
+	c := new(generation)
 	*c = *p // the indexes' shard arrays are copied; their maps are shared until written
 	c.epoch = epoch
 	c.ips = maps.Clone(p.ips)
@@ -155,7 +155,7 @@ func sameMap(a, b map[string]float64) bool {
 // set installs one entity's values (nil or no valid values: removes it).
 // Paths that do not parse are ignored: ValidateOverrides rejects them and
 // enforcement must not trip over them.
-func (c *config) set(path string, kv map[string]float64) {
+func (c *generation) set(path string, kv map[string]float64) {
 	e, err := parseEntity(path)
 	if err != nil {
 		return
@@ -197,7 +197,7 @@ func (c *config) set(path string, kv map[string]float64) {
 	}
 }
 
-func (c *config) putUser(user string, n userNode) {
+func (c *generation) putUser(user string, n userNode) {
 	if n == (userNode{}) {
 		c.users.del(user)
 		return
@@ -221,7 +221,7 @@ func (n *userNode) reserve(x values, sign float64) {
 	}
 }
 
-func (c *config) setIP(e entity, kv map[string]float64) {
+func (c *generation) setIP(e entity, kv map[string]float64) {
 	v, ok := kv[ConnectionCreationRate]
 	valid := ok && validValue(v)
 	c.anyIP = c.anyIP || valid
@@ -241,7 +241,7 @@ func (c *config) setIP(e entity, kv map[string]float64) {
 
 // values reads the user/client keys of one entity. Unknown keys and bad
 // values are skipped.
-func (c *config) values(kv map[string]float64) values {
+func (c *generation) values(kv map[string]float64) values {
 	var x values
 	if len(kv) == 0 {
 		return x
@@ -256,7 +256,9 @@ func (c *config) values(kv map[string]float64) values {
 }
 
 // levelID names one precedence level. The numbering is Kafka's order
-// (§5.3 of the reference) with the seed's static defaults slotted in.
+// (most specific entity first, user levels before client-id levels) with
+// the server.properties static defaults slotted in below the <default>
+// entity each stands for.
 type levelID int
 
 const (
@@ -283,14 +285,14 @@ var (
 		lvDefUserClient, lvDefUserDefClient, lvClient, lvDefClient, lvStaticClient}
 )
 
-func (c *config) order() []levelID {
+func (c *generation) order() []levelID {
 	if c.mode == Reserved {
 		return reservedOrder
 	}
 	return independentOrder
 }
 
-func (c *config) lookup(l levelID, user, client string, k keyID) (float64, bool) {
+func (c *generation) lookup(l levelID, user, client string, k keyID) (float64, bool) {
 	switch l {
 	case lvUserClient:
 		return c.pairs.get(bindKey{user, client}).get(k)
@@ -326,13 +328,13 @@ const (
 	kindClient                   // one client-id across users: labels ("", C)
 )
 
-func (c *config) kindOf(l levelID) sensorKind {
+func (c *generation) kindOf(l levelID) sensorKind {
 	switch l {
 	case lvUser, lvDefUser, lvStaticUser:
 		return kindUser
 	case lvClient, lvDefClient, lvStaticClient:
 		if c.mode == Reserved {
-			return kindPair // the seed: "for the sole use of (userN, clientX)"
+			return kindPair // a client-id quota is for the sole use of each (user, client-id)
 		}
 		return kindClient
 	}
@@ -349,7 +351,7 @@ type resolution struct {
 	ok    bool
 }
 
-func (c *config) resolve(user, client string, k keyID) resolution {
+func (c *generation) resolve(user, client string, k keyID) resolution {
 	for _, l := range c.order() {
 		v, ok := c.lookup(l, user, client, k)
 		if !ok {
@@ -368,7 +370,7 @@ func (c *config) resolve(user, client string, k keyID) resolution {
 // without a sub-quota. It never reaches zero (ValidateOverrides rejects
 // reservations above the total; an equal sum leaves the others 0.1 % of it)
 // so throttle arithmetic stays finite.
-func (c *config) remainder(user string, k keyID, total float64) float64 {
+func (c *generation) remainder(user string, k keyID, total float64) float64 {
 	return max(total-c.users.get(user).reserved[k], total/1000)
 }
 
@@ -379,7 +381,7 @@ type Level struct {
 	Static bool    // from server.properties
 }
 
-func (c *config) levels(user, client string, k keyID) []Level {
+func (c *generation) levels(user, client string, k keyID) []Level {
 	var out []Level
 	for _, l := range c.order() {
 		v, ok := c.lookup(l, user, client, k)
@@ -483,7 +485,7 @@ func (m *Manager) ValidateChanges(changes Overrides) error {
 // checkReservations finds the users (among only, nil: all) whose explicit
 // sub-quotas sum above the total that applies to them (users/U,
 // users/<default>, or the static user default).
-func (c *config) checkReservations(only map[string]bool) []error {
+func (c *generation) checkReservations(only map[string]bool) []error {
 	type fault struct {
 		user         string
 		k            keyID

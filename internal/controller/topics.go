@@ -1,0 +1,203 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"kbroker/internal/config"
+	"kbroker/internal/meta"
+	"kbroker/internal/refusal"
+	"kbroker/policy"
+)
+
+// maxTopicNameLength is Kafka's limit (249, leaving room for partition
+// suffixes in directory names).
+const maxTopicNameLength = 249
+
+// ValidateTopicName applies Kafka's topic naming rule.
+func ValidateTopicName(name string) error {
+	switch {
+	case name == "":
+		return refusal.New(ErrInvalidTopic, "Topic name is illegal, it can't be empty")
+	case name == "." || name == "..":
+		return refusal.New(ErrInvalidTopic, "Topic name cannot be \".\" or \"..\"")
+	case len(name) > maxTopicNameLength:
+		return refusal.New(ErrInvalidTopic, fmt.Sprintf("Topic name is illegal, it can't be longer than %d characters, topic name: %s", maxTopicNameLength, name))
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return refusal.New(ErrInvalidTopic, fmt.Sprintf("Topic name %s is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name))
+		}
+	}
+	return nil
+}
+
+// TopicSpec is a topic about to be created, from CreateTopics or from
+// auto-creation.
+type TopicSpec struct {
+	Name              string
+	Partitions        int32 // -1: num.partitions
+	ReplicationFactor int16 // -1: default.replication.factor
+	// Assignment is a manual placement, replicas by partition; nil: the
+	// controller places the partitions.
+	Assignment map[int32][]int32
+	Configs    map[string]string
+}
+
+// CheckTopic validates spec against snap, filling in the defaults, and
+// runs the create-topic policy, without writing anything.
+func (c *Controller) CheckTopic(snap *meta.Snapshot, spec *TopicSpec) error {
+	if err := ValidateTopicName(spec.Name); err != nil {
+		return err
+	}
+	if _, exists := snap.Topics[spec.Name]; exists {
+		return refusal.New(meta.ErrTopicExists, fmt.Sprintf("Topic '%s' already exists.", spec.Name))
+	}
+	if len(spec.Assignment) > 0 {
+		if spec.Partitions != -1 || spec.ReplicationFactor != -1 {
+			return refusal.New(ErrCountsWithAssignment, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.")
+		}
+		if err := c.checkAssignment(spec.Assignment, 0); err != nil {
+			return err
+		}
+		spec.Partitions = int32(len(spec.Assignment))
+		spec.ReplicationFactor = int16(len(spec.Assignment[0]))
+	}
+	if spec.Partitions == -1 {
+		spec.Partitions = c.broker.NumPartitions
+	}
+	if spec.ReplicationFactor == -1 {
+		spec.ReplicationFactor = c.broker.DefaultReplicationFactor
+	}
+	if spec.Partitions <= 0 {
+		return refusal.New(ErrInvalidPartitions, "Number of partitions was set to an invalid non-positive value.")
+	}
+	if spec.ReplicationFactor <= 0 {
+		return refusal.New(ErrInvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value.")
+	}
+	if err := c.checkReplicationFactor(spec.ReplicationFactor); err != nil {
+		return err
+	}
+	if err := validateTopicConfigs(spec.Configs); err != nil {
+		return err
+	}
+	// A topic is one metadata record, plus one per partition and config.
+	if err := checkRecordCount(1 + int64(spec.Partitions) + int64(len(spec.Configs))); err != nil {
+		return err
+	}
+	return c.checkCreateTopicPolicy(spec)
+}
+
+// maxRecordsPerUserOp is the most metadata records Kafka's controller writes
+// for one request (QuorumController's MAX_RECORDS_PER_USER_OP); more is
+// POLICY_VIOLATION. It keeps one CreateTopics or CreatePartitions from making
+// every later Metadata answer list billions of partitions.
+const maxRecordsPerUserOp = 10000
+
+func checkRecordCount(n int64) error {
+	if n > maxRecordsPerUserOp {
+		return refusal.New(ErrPolicyViolation, "Unable to perform excessively large batch operation.")
+	}
+	return nil
+}
+
+// checkCreateTopicPolicy runs the embedding program's create-topic policy
+// with what the request asked for (Kafka passes either the counts or the
+// assignment, never both).
+func (c *Controller) checkCreateTopicPolicy(spec *TopicSpec) error {
+	if c.policy == nil {
+		return nil
+	}
+	req := policy.CreateTopicRequest{Topic: spec.Name, Configs: maps.Clone(spec.Configs)}
+	if len(spec.Assignment) > 0 {
+		req.Assignments = maps.Clone(spec.Assignment)
+	} else {
+		req.NumPartitions, req.ReplicationFactor = &spec.Partitions, &spec.ReplicationFactor
+	}
+	if err := c.policy.ValidateCreateTopic(req); err != nil {
+		return refusal.New(ErrPolicyViolation, err.Error())
+	}
+	return nil
+}
+
+// validateTopicConfigs checks every key and value against the catalog.
+func validateTopicConfigs(configs map[string]string) error {
+	for name, value := range configs {
+		d := config.Topics.Lookup(name)
+		if d == nil {
+			return refusal.New(ErrInvalidConfig, fmt.Sprintf("Unknown topic config name: %s", name))
+		}
+		if err := d.Validate(value); err != nil {
+			return refusal.New(ErrInvalidConfig, err.Error())
+		}
+	}
+	return nil
+}
+
+// CreateTopic checks spec against the current snapshot and creates it
+// (auto-creation: one topic, one request).
+func (c *Controller) CreateTopic(ctx context.Context, spec *TopicSpec) (*meta.Topic, error) {
+	if err := c.CheckTopic(c.store.Snapshot(), spec); err != nil {
+		return nil, err
+	}
+	t, err := c.store.CreateTopic(ctx, c.newTopic(c.store.Snapshot(), spec), spec.Configs)
+	if err != nil {
+		return nil, err
+	}
+	c.logCreated(t)
+	return t, nil
+}
+
+// CreateTopics creates specs, each already passed by CheckTopic against
+// snap, in one store transaction, so a request for many topics costs one
+// durable commit. created[i] is the topic of specs[i], or errs[i] says why
+// there is none.
+func (c *Controller) CreateTopics(ctx context.Context, snap *meta.Snapshot, specs []*TopicSpec) (created []*meta.Topic, errs []error) {
+	batch := make([]meta.NewTopic, len(specs))
+	for i, spec := range specs {
+		batch[i] = meta.NewTopic{Topic: c.newTopic(snap, spec), Configs: spec.Configs}
+	}
+	created, errs = make([]*meta.Topic, len(specs)), make([]error, len(specs))
+	topics, createErrs, err := c.store.CreateTopics(ctx, batch)
+	for i := range specs {
+		switch {
+		case err != nil:
+			errs[i] = err
+		case createErrs[i] != nil:
+			errs[i] = createErrs[i]
+		default:
+			created[i] = topics[i]
+			c.logCreated(topics[i])
+		}
+	}
+	return created, errs
+}
+
+func (c *Controller) logCreated(t *meta.Topic) {
+	c.log.Info("created topic", "topic", t.Name, "id", t.ID.String(), "partitions", t.Partitions)
+}
+
+// newTopic is the record of spec, with its partitions placed: as the
+// request's manual assignment says, or across the live brokers.
+func (c *Controller) newTopic(snap *meta.Snapshot, spec *TopicSpec) meta.Topic {
+	t := meta.Topic{Name: spec.Name, Partitions: spec.Partitions, ReplicationFactor: spec.ReplicationFactor}
+	if len(spec.Assignment) > 0 {
+		for p := range spec.Partitions {
+			t.Replicas = append(t.Replicas, spec.Assignment[p])
+		}
+	} else {
+		t.Replicas = c.place(snap, spec.Partitions)
+	}
+	return t
+}
+
+// DeleteTopic deletes t's metadata in one store transaction; every broker
+// then deletes the partition logs it holds.
+func (c *Controller) DeleteTopic(ctx context.Context, t *meta.Topic) error {
+	if err := c.store.DeleteTopic(ctx, t.Name); err != nil {
+		return err
+	}
+	c.log.Info("deleted topic", "topic", t.Name, "id", t.ID.String())
+	return nil
+}
