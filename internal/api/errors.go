@@ -33,7 +33,7 @@ var errorTable = []struct {
 	{storage.ErrClosed, kerr.NotLeaderForPartition},
 	{meta.ErrTopicExists, kerr.TopicAlreadyExists},
 	{meta.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
-	{meta.ErrInvalidPartions, kerr.InvalidPartitions},
+	{meta.ErrInvalidPartitions, kerr.InvalidPartitions},
 	{meta.ErrNoCredential, kerr.ResourceNotFound},
 	{auth.ErrUnknownScramMechanism, kerr.UnsupportedSaslMechanism},
 	{auth.ErrEmptyUsername, kerr.UnacceptableCredential},

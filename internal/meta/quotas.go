@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// Quota overrides live under config/ at the seed's entity paths, with names
-// already sanitized by the caller (Kafka's Sanitizer):
+// Quota overrides live under config/ at the entity paths Kafka kept in
+// ZooKeeper, with names already sanitized by the caller (Kafka's Sanitizer):
 //
 //	config/users/<user>                   config/users/<user>/clients/<client>
 //	config/users/<default>                config/users/<default>/clients/<default>

@@ -37,7 +37,7 @@ func TestTopicsAndConfigsSurviveReopen(t *testing.T) {
 	if _, err := s.CreateTopic(ctx, Topic{Name: "a/b c", Partitions: 1}, nil); !errors.Is(err, ErrTopicExists) {
 		t.Fatalf("second create: %v", err)
 	}
-	if err := s.SetPartitionCount(ctx, "a/b c", 2); !errors.Is(err, ErrInvalidPartions) {
+	if err := s.SetPartitionCount(ctx, "a/b c", 2); !errors.Is(err, ErrInvalidPartitions) {
 		t.Fatalf("lowering partitions: %v", err)
 	}
 	if err := s.SetPartitionCount(ctx, "a/b c", 5); err != nil {
