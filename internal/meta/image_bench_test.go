@@ -111,7 +111,7 @@ func BenchmarkOpen10kTopics(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if n := len(s.Snapshot().Topics); n != scaleTopics {
+		if n := s.Snapshot().TopicCount(); n != scaleTopics {
 			b.Fatalf("%d topics loaded", n)
 		}
 		s.Close()

@@ -83,3 +83,6 @@ func (s *Snapshot) AllTopicConfigs() iter.Seq2[string, map[string]string] {
 // BrokerConfig is a broker's dynamic configs by id; "" is the cluster-wide
 // default. The map is shared: never modify it.
 func (s *Snapshot) BrokerConfig(id string) map[string]string { return s.configs.brokers[id] }
+
+// TopicConfigCount is the number of topics that have config overrides.
+func (s *Snapshot) TopicConfigCount() int { return lenOf(s.configs.topics) }
