@@ -62,7 +62,7 @@ func (b *Broker) listenerSpecs(passwords *auth.PasswordEncoder) ([]wire.Listener
 // with proposed in their place (a change being validated, whose fresh keys
 // hold plaintext while the rest is stored encrypted).
 func (b *Broker) effectiveProps(snap *meta.Snapshot, passwords *auth.PasswordEncoder, proposed map[string]string, fresh func(string) bool) config.Properties {
-	own := snap.BrokerConfigs[strconv.Itoa(int(b.cfg.NodeID))]
+	own := snap.BrokerConfig(strconv.Itoa(int(b.cfg.NodeID)))
 	if proposed != nil {
 		own = proposed
 	}
@@ -73,7 +73,7 @@ func (b *Broker) effectiveProps(snap *meta.Snapshot, passwords *auth.PasswordEnc
 	if props == nil {
 		props = config.Properties{}
 	}
-	for i, level := range []map[string]string{snap.BrokerConfigs[""], own} {
+	for i, level := range []map[string]string{snap.BrokerConfig(""), own} {
 		plain := func(k string) bool { return i == 1 && proposed != nil && fresh(k) }
 		for k, v := range level {
 			if d := config.Brokers.Lookup(k); d != nil && d.Sensitive() && !plain(k) {

@@ -18,8 +18,8 @@ import (
 // reaches the snapshot (startup, or a server built without a cluster in
 // tests) it is this broker alone.
 func (s *Server) liveBrokerSet(snap *meta.Snapshot) map[int32]*meta.Broker {
-	if len(snap.Brokers) > 0 {
-		return snap.Brokers
+	if len(snap.LiveBrokers()) > 0 {
+		return snap.LiveBrokers()
 	}
 	self := cluster.Registration(s.Broker)
 	return map[int32]*meta.Broker{self.ID: &self}

@@ -57,10 +57,10 @@ func (s *Server) namesUnknownTopic(req *kmsg.MetadataRequest) bool {
 	snap := s.Store.Snapshot()
 	for _, rt := range req.Topics {
 		if rt.Topic != nil && *rt.Topic != "" {
-			if snap.Topics[*rt.Topic] == nil {
+			if snap.Topic(*rt.Topic) == nil {
 				return true
 			}
-		} else if snap.TopicIDs[meta.TopicID(rt.TopicID)] == nil {
+		} else if snap.TopicByID(meta.TopicID(rt.TopicID)) == nil {
 			return true
 		}
 	}

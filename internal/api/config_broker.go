@@ -53,7 +53,7 @@ func (s *Server) brokerLayers(snap *meta.Snapshot, id string) (config.Layers, co
 	}
 	n, _ := strconv.ParseInt(id, 10, 32)
 	props := cluster.StaticProps(s.liveBrokerSet(snap)[int32(n)])
-	return config.Layers{Broker: snap.BrokerConfigs[id], ClusterDefault: layers.ClusterDefault, Static: props}, props
+	return config.Layers{Broker: snap.BrokerConfig(id), ClusterDefault: layers.ClusterDefault, Static: props}, props
 }
 
 func (brokerConfigResource) describe(s *Server, snap *meta.Snapshot, name string) ([]configEntry, error) {

@@ -110,7 +110,7 @@ func (q quotaConfigResource) describe(s *Server, snap *meta.Snapshot, name strin
 			client = *e.client
 		}
 	}
-	own := snap.Quotas[e.path()]
+	own := snap.QuotaOverride(e.path())
 	var out []configEntry
 	for _, k := range quotaKeys {
 		limit, levels, ok := s.Quotas.Resolve(user, client, k.name)

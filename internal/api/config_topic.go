@@ -24,11 +24,11 @@ func (topicConfigResource) describe(s *Server, snap *meta.Snapshot, name string)
 	if err := validateTopicName(name); err != nil {
 		return nil, err
 	}
-	if snap.Topics[name] == nil {
+	if snap.Topic(name) == nil {
 		return nil, newError(kerr.UnknownTopicOrPartition, "")
 	}
 	base := s.topicConfigBase(snap)
-	overrides := snap.TopicConfigs[name]
+	overrides := snap.TopicConfig(name)
 	out := make([]configEntry, len(base))
 	for i, e := range base {
 		out[i] = e
@@ -71,7 +71,7 @@ func (topicConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn, n
 	if err := validateTopicName(name); err != nil {
 		return err
 	}
-	if s.Store.Snapshot().Topics[name] == nil {
+	if s.Store.Snapshot().Topic(name) == nil {
 		return newError(kerr.UnknownTopicOrPartition, "")
 	}
 	return storedConfigChange{

@@ -42,7 +42,7 @@ func handleCreatePartitions(ctx context.Context, s *Server, c *wire.Conn, r *wir
 }
 
 func (s *Server) createPartitions(ctx context.Context, c *wire.Conn, r *wire.Request, rt kmsg.CreatePartitionsRequestTopic, validateOnly bool, resp *kmsg.CreatePartitionsResponse) error {
-	t := s.Store.Snapshot().Topics[rt.Topic]
+	t := s.Store.Snapshot().Topic(rt.Topic)
 	if t == nil {
 		return newError(kerr.UnknownTopicOrPartition, fmt.Sprintf("The topic '%s' does not exist.", rt.Topic))
 	}

@@ -50,7 +50,7 @@ func (s *Server) checkTopic(snap *meta.Snapshot, spec *topicSpec) error {
 	if err := validateTopicName(spec.name); err != nil {
 		return err
 	}
-	if _, exists := snap.Topics[spec.name]; exists {
+	if snap.Topic(spec.name) != nil {
 		return newError(kerr.TopicAlreadyExists, fmt.Sprintf("Topic '%s' already exists.", spec.name))
 	}
 	if len(spec.assignment) > 0 {

@@ -7,7 +7,6 @@ package partitions
 import (
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -50,9 +49,9 @@ func New(b *config.Broker, store *meta.Store, logs *storage.Manager, log *slog.L
 // Layers are where a topic's config values come from in snap.
 func (p *Partitions) Layers(snap *meta.Snapshot, topic string) config.Layers {
 	return config.Layers{
-		Topic:          snap.TopicConfigs[topic],
-		Broker:         snap.BrokerConfigs[strconv.Itoa(int(p.broker.NodeID))],
-		ClusterDefault: snap.BrokerConfigs[""],
+		Topic:          snap.TopicConfig(topic),
+		Broker:         snap.BrokerConfig(strconv.Itoa(int(p.broker.NodeID))),
+		ClusterDefault: snap.BrokerConfig(""),
 		Static:         p.broker.Props,
 	}
 }
@@ -88,7 +87,7 @@ func (p *Partitions) openLocked(snap *meta.Snapshot, t *meta.Topic, partition in
 // retention, so that a cold start costs a file check per partition rather
 // than opening and reading every log.
 func (p *Partitions) OpenAll(snap *meta.Snapshot) error {
-	for _, t := range snap.Topics {
+	for _, t := range snap.AllTopics() {
 		for i := int32(0); i < t.Partitions; i++ {
 			if t.Leader(i, p.broker.NodeID) != p.broker.NodeID {
 				continue // led, and stored, by another broker
@@ -114,7 +113,7 @@ func (p *Partitions) opener(topic string, partition int32) func() error {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		snap := p.store.Snapshot()
-		t := snap.Topics[topic]
+		t := snap.Topic(topic)
 		if t == nil || partition >= t.Partitions || t.Leader(partition, p.broker.NodeID) != p.broker.NodeID {
 			return nil
 		}
@@ -125,7 +124,7 @@ func (p *Partitions) opener(topic string, partition int32) func() error {
 
 // MinInsyncReplicas is the topic's effective min.insync.replicas in snap.
 func (p *Partitions) MinInsyncReplicas(snap *meta.Snapshot, topic string) int {
-	if v, ok := snap.TopicConfigs[topic]["min.insync.replicas"]; ok {
+	if v, ok := snap.TopicConfig(topic)["min.insync.replicas"]; ok {
 		if n, err := strconv.Atoi(v); err == nil {
 			return n
 		}
@@ -146,10 +145,10 @@ func (p *Partitions) cacheBrokerSettings(snap *meta.Snapshot) {
 func (p *Partitions) apply(ev meta.Event) {
 	deleted := ev.ChangedTopics()
 	if ev.Full {
-		deleted = slices.Collect(maps.Keys(ev.Old.Topics))
+		deleted = slices.Collect(ev.Old.TopicNames())
 	}
 	for _, name := range deleted {
-		t, nt := ev.Old.Topics[name], ev.Cur.Topics[name]
+		t, nt := ev.Old.Topic(name), ev.Cur.Topic(name)
 		if t != nil && (nt == nil || nt.ID != t.ID) {
 			p.mu.Lock()
 			if err := p.logs.DeleteTopic(name); err != nil {
@@ -164,10 +163,10 @@ func (p *Partitions) apply(ev meta.Event) {
 	reconfigure := ev.ChangedTopicConfigs()
 	if ev.Full || ev.BrokerConfigsChanged() {
 		p.cacheBrokerSettings(ev.Cur)
-		reconfigure = slices.Collect(maps.Keys(ev.Cur.Topics))
+		reconfigure = slices.Collect(ev.Cur.TopicNames())
 	}
 	for _, name := range reconfigure {
-		t := ev.Cur.Topics[name]
+		t := ev.Cur.Topic(name)
 		if t == nil {
 			continue
 		}
