@@ -12,7 +12,7 @@ import (
 // the broker stops or loses etcd for longer than the lease; with the bbolt
 // backend the single broker writes its own record at startup
 // (RegisterLocalBroker). Either way every store sees the key through its
-// watch, and Snapshot.Brokers lists the brokers that are alive.
+// watch, and Snapshot.LiveBrokers lists the brokers that are alive.
 
 const prefixBrokers = "brokers/"
 

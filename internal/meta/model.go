@@ -44,35 +44,30 @@ func (t *Topic) Leader(p, self int32) int32 {
 	return self
 }
 
-// Snapshot is an immutable view of all metadata at one revision. Never
-// modify one: the store builds a new snapshot for every change.
+// Snapshot is an immutable view of all metadata at one revision, read
+// through its accessors (Topic, TopicByID, AllTopics, TopicConfig, ...).
+// Never modify one, nor a map an accessor returns: the store builds a new
+// snapshot for every change, sharing what the change did not touch.
 type Snapshot struct {
 	Rev       int64
 	ClusterID string
-	Topics    map[string]*Topic
-	TopicIDs  map[TopicID]*Topic
-	// TopicConfigs holds each topic's overrides (only topics that have some).
-	TopicConfigs map[string]map[string]string
-	// BrokerConfigs holds dynamic broker configs by broker id; "" is the
-	// cluster-wide default.
-	BrokerConfigs map[string]map[string]string
-	// Quotas holds client quota overrides by entity path (e.g.
-	// "users/alice/clients/c1", "clients/<default>", "ips/10.0.0.1").
-	Quotas map[string]map[string]float64
-	// ACLs holds every ACL by the key of its resource pattern (acls.go).
-	ACLs map[string][]auth.ACL
-	// Scram holds SCRAM credentials by user, then mechanism (scram.go).
-	Scram map[string]map[string]auth.Credential
-	// Brokers holds the live brokers by id (brokers.go).
-	Brokers map[int32]*Broker
 
-	// The sub-images (image.go), read through the accessors.
+	// The sub-images (image.go), one per kind of record.
 	topics  topicsImage
 	configs configsImage
-	quotas  map[string]map[string]float64
-	acls    map[string][]auth.ACL
-	scram   map[string]map[string]auth.Credential
-	brokers map[int32]*Broker
+	quotas  map[string]map[string]float64         // by entity path (quotas.go)
+	acls    map[string][]auth.ACL                 // by resource pattern key (acls.go)
+	scram   map[string]map[string]auth.Credential // by user, then mechanism (scram.go)
+	brokers map[int32]*Broker                     // the live brokers (brokers.go)
+}
+
+func emptySnapshot() *Snapshot {
+	return &Snapshot{
+		quotas:  map[string]map[string]float64{},
+		acls:    map[string][]auth.ACL{},
+		scram:   map[string]map[string]auth.Credential{},
+		brokers: map[int32]*Broker{},
+	}
 }
 
 // with returns a copy of s with b applied, and what b changed. Only the
@@ -82,13 +77,7 @@ func (s *Snapshot) with(b Batch) (*Snapshot, *Delta, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	n := s.applyDelta(b.Rev, d)
-	if err := n.withLegacy(b); err != nil {
-		return nil, nil, err
-	}
-	return n, d, nil
+	return s.applyDelta(b.Rev, d), d, nil
 }
-
-func isQuotaKey(key string) bool { _, ok := quotaPathOf(key); return ok }
 
 func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
