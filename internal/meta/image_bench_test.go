@@ -39,28 +39,21 @@ func scaleBatch() Batch {
 // partition count raised) into an image of 100,000 partitions: what every
 // store listener waits for before it sees the change.
 func BenchmarkImageUpdateOneTopic(b *testing.B) {
-	snap, err := applyBatch(emptySnapshot(), scaleBatch())
-	if err != nil {
-		b.Fatal(err)
-	}
-	change := Batch{Changes: []Change{{Key: "topics/scale-05000", Value: scaleTopicValue(5000, scalePartitions+1)}}}
-	b.ReportAllocs()
-	for b.Loop() {
-		change.Rev++
-		if _, err := applyBatch(snap, change); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchmarkScaleUpdate(b, Change{Key: "topics/scale-05000", Value: scaleTopicValue(5000, scalePartitions+1)})
 }
 
 // BenchmarkImageUpdateOneTopicConfig times installing one topic's new
 // config overrides into the same image.
 func BenchmarkImageUpdateOneTopicConfig(b *testing.B) {
+	benchmarkScaleUpdate(b, Change{Key: "config/topics/scale-05000", Value: []byte(`{"retention.ms":"1000"}`)})
+}
+
+func benchmarkScaleUpdate(b *testing.B, c Change) {
 	snap, err := applyBatch(emptySnapshot(), scaleBatch())
 	if err != nil {
 		b.Fatal(err)
 	}
-	change := Batch{Changes: []Change{{Key: "config/topics/scale-05000", Value: []byte(`{"retention.ms":"1000"}`)}}}
+	change := Batch{Changes: []Change{c}}
 	b.ReportAllocs()
 	for b.Loop() {
 		change.Rev++
