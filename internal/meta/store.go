@@ -20,9 +20,10 @@ type Store struct {
 
 	mu      sync.Mutex
 	applied *sync.Cond // signalled whenever appliedRev advances
-	// appliedRev is the revision whose listeners have all run: a writer
-	// waits for it, so when an admin call returns its change is in effect
-	// (for example, partition logs already use a new topic config).
+	// appliedRev is the revision whose synchronous listeners (OnChange)
+	// have all run: a writer waits for it, so when an admin call returns
+	// its change is in effect (for example, partition logs already use a
+	// new topic config). Reconcilers may still be catching up.
 	appliedRev  int64
 	listeners   []func(Event)
 	reconcilers []*reconciler // reconcile.go
