@@ -114,3 +114,21 @@ func TestSlowReconcilerDoesNotBlockWriters(t *testing.T) {
 		t.Fatal("coalesced event does not run from the last snapshot handed over to the newest")
 	}
 }
+
+// Produce and Fetch look a topic up by name or id on every request: the
+// lookups allocate nothing.
+func TestTopicLookupsDoNotAllocate(t *testing.T) {
+	snap, _, err := emptySnapshot().with(scaleBatch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := snap.Topic("scale-00042").ID
+	allocs := testing.AllocsPerRun(1000, func() {
+		if snap.Topic("scale-00042") == nil || snap.TopicByID(id) == nil || snap.TopicConfig("scale-00042") == nil {
+			t.Fatal("lookup failed")
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per lookup", allocs)
+	}
+}
