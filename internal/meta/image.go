@@ -84,11 +84,17 @@ func (s *Snapshot) applyDelta(rev int64, d *Delta) *Snapshot {
 // modified.
 func (d *Delta) merged(later *Delta) *Delta {
 	out := new(Delta)
-	for _, k := range recordKinds {
-		k.merge(out, d)
-		k.merge(out, later)
-	}
+	out.mergeFrom(d)
+	out.mergeFrom(later)
 	return out
+}
+
+// mergeFrom adds later's changes to d, over d's own. d's maps must be its
+// own (from merged), not a batch's shared with listeners.
+func (d *Delta) mergeFrom(later *Delta) {
+	for _, k := range recordKinds {
+		k.merge(d, later)
+	}
 }
 
 var clusterIDKind = recordKind{

@@ -1,6 +1,9 @@
 package meta
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // Reconcilers. A reaction to a metadata change that may take long (a log
 // truncated after a leader change, a coordinator replaying its partition's
@@ -22,6 +25,7 @@ type reconciler struct {
 
 	mu      sync.Mutex
 	pending *Event // nil: nothing new since the last call
+	owned   bool   // pending's Changes and Delta are the reconciler's own
 }
 
 // Reconcile registers fn as a reconciler. fn is called on a goroutine of
@@ -52,18 +56,22 @@ func (s *Store) Reconcile(fn func(Event)) {
 // offer adds ev to the pending event and wakes the goroutine.
 func (r *reconciler) offer(ev Event) {
 	r.mu.Lock()
-	if r.pending == nil {
-		r.pending = &ev
-	} else {
-		p := r.pending
+	switch p := r.pending; {
+	case p == nil:
+		r.pending, r.owned = &ev, false
+	case p.Full || ev.Full || len(p.Changes)+len(ev.Changes) > maxCoalescedChanges:
+		p.Cur, p.Full, p.Changes, p.Delta = ev.Cur, true, nil, nil
+	default:
 		p.Cur = ev.Cur
-		switch {
-		case p.Full || ev.Full || len(p.Changes)+len(ev.Changes) > maxCoalescedChanges:
-			p.Full, p.Changes, p.Delta = true, nil, nil
-		default:
-			p.Changes = append(p.Changes[:len(p.Changes):len(p.Changes)], ev.Changes...)
-			p.Delta = p.delta().merged(ev.delta())
+		if !r.owned {
+			// The first event's slice and delta are shared with the
+			// synchronous listeners: copy them once, then add in place.
+			p.Changes = slices.Clone(p.Changes)
+			p.Delta = p.delta().merged(&Delta{})
+			r.owned = true
 		}
+		p.Changes = append(p.Changes, ev.Changes...)
+		p.Delta.mergeFrom(ev.delta())
 	}
 	r.mu.Unlock()
 	select {
