@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"kbroker/internal/auth"
 )
 
 // A change to one topic leaves the snapshot before it as it was, and the
@@ -130,5 +132,33 @@ func TestTopicLookupsDoNotAllocate(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations per lookup", allocs)
+	}
+}
+
+// Both of a user's credentials deleted in one transaction take the user
+// out of the snapshot, and the snapshot before still has them.
+func TestScramCredentialsOfOneUserChangeTogether(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "meta.db"))
+	defer s.Close()
+	ctx := context.Background()
+	upserts := []auth.Credential{
+		{Mechanism: "SCRAM-SHA-256", Salt: []byte("s1"), StoredKey: []byte("k1"), ServerKey: []byte("v1"), Iterations: 4096},
+		{Mechanism: "SCRAM-SHA-512", Salt: []byte("s2"), StoredKey: []byte("k2"), ServerKey: []byte("v2"), Iterations: 8192},
+	}
+	if _, err := s.AlterScram(ctx, "alice", ScramChange{Upserts: upserts}); err != nil {
+		t.Fatal(err)
+	}
+	before := s.Snapshot()
+	if c, ok := before.ScramCredential("alice", "SCRAM-SHA-512"); !ok || c.Iterations != 8192 || len(before.ScramCredentials()["alice"]) != 2 {
+		t.Fatalf("after upsert: %+v", before.ScramCredentials())
+	}
+	if _, err := s.AlterScram(ctx, "alice", ScramChange{Deletions: []string{"SCRAM-SHA-256", "SCRAM-SHA-512"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Snapshot().ScramCredentials()["alice"]; ok {
+		t.Fatalf("alice still listed after both deletions: %+v", s.Snapshot().ScramCredentials())
+	}
+	if len(before.ScramCredentials()["alice"]) != 2 {
+		t.Fatal("the snapshot before the deletion lost alice's credentials")
 	}
 }
