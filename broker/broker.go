@@ -206,13 +206,13 @@ func (b *Broker) startQuotas() *quota.Manager {
 		opts.Mode = quota.Reserved
 	}
 	q := quota.New(opts)
-	q.SetOverrides(quota.Overrides(b.store.Snapshot().Quotas))
+	q.SetOverrides(quota.Overrides(b.store.Snapshot().QuotaOverrides()))
 	b.store.OnChange(func(ev meta.Event) {
 		switch {
 		case ev.Full:
-			q.SetOverrides(quota.Overrides(ev.Cur.Quotas))
+			q.SetOverrides(quota.Overrides(ev.Cur.QuotaOverrides()))
 		case ev.ChangedQuotas():
-			q.ApplyChanges(quota.Overrides(ev.Cur.Quotas), ev.ChangedQuotaPaths())
+			q.ApplyChanges(quota.Overrides(ev.Cur.QuotaOverrides()), ev.ChangedQuotaPaths())
 		}
 	})
 	return q

@@ -158,7 +158,7 @@ func (s *Server) topicRefAllowed(c *wire.Conn, snap *meta.Snapshot, op auth.Oper
 	}
 	name := ref.name
 	if ref.byID {
-		t := snap.TopicIDs[meta.TopicID(ref.id)]
+		t := snap.TopicByID(meta.TopicID(ref.id))
 		if t == nil {
 			return nil
 		}

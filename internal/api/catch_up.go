@@ -42,10 +42,10 @@ func metadataNamesUnknownTopic(s *Server, r *wire.Request) bool {
 	snap := s.Store.Snapshot()
 	for _, rt := range req.Topics {
 		if rt.Topic != nil && *rt.Topic != "" {
-			if snap.Topics[*rt.Topic] == nil {
+			if snap.Topic(*rt.Topic) == nil {
 				return true
 			}
-		} else if snap.TopicIDs[meta.TopicID(rt.TopicID)] == nil {
+		} else if snap.TopicByID(meta.TopicID(rt.TopicID)) == nil {
 			return true
 		}
 	}

@@ -113,7 +113,7 @@ func (q quotaConfigResource) describe(s *Server, snap *meta.Snapshot, name strin
 			client = *e.ClientID
 		}
 	}
-	own := snap.Quotas[e.Path()]
+	own := snap.QuotaOverride(e.Path())
 	var out []dynconfig.Described
 	for _, k := range quotaKeys {
 		limit, levels, ok := s.Quotas.Resolve(user, client, k.name)

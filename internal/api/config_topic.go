@@ -21,7 +21,7 @@ func (topicConfigResource) describe(s *Server, snap *meta.Snapshot, name string)
 	if err := validateTopicName(name); err != nil {
 		return nil, err
 	}
-	if snap.Topics[name] == nil {
+	if snap.Topic(name) == nil {
 		return nil, newError(kerr.UnknownTopicOrPartition, "")
 	}
 	return s.Configs.Topic(snap, name), nil
@@ -31,7 +31,7 @@ func (topicConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn, n
 	if err := validateTopicName(name); err != nil {
 		return err
 	}
-	if s.Store.Snapshot().Topics[name] == nil {
+	if s.Store.Snapshot().Topic(name) == nil {
 		return newError(kerr.UnknownTopicOrPartition, "")
 	}
 	return s.Configs.Alter(ctx, dynconfig.Alteration{Resource: policy.ConfigResource{Type: policy.Topic, Name: name},

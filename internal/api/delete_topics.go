@@ -44,9 +44,9 @@ func handleDeleteTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 		snap := s.Store.Snapshot()
 		var t *meta.Topic
 		if tg.name != nil && *tg.name != "" {
-			t = snap.Topics[*tg.name]
+			t = snap.Topic(*tg.name)
 		} else {
-			t = snap.TopicIDs[meta.TopicID(tg.id)]
+			t = snap.TopicByID(meta.TopicID(tg.id))
 		}
 		var err error
 		switch {

@@ -49,10 +49,10 @@ func handleDescribeACLs(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 		return resp, nil
 	}
 	snap := s.Store.Snapshot()
-	keys := slices.Sorted(maps.Keys(snap.ACLs))
+	keys := slices.Sorted(maps.Keys(snap.ACLsByPattern()))
 	for _, key := range keys {
 		var res *kmsg.DescribeACLsResponseResource
-		for _, a := range snap.ACLs[key] {
+		for _, a := range snap.ACLsByPattern()[key] {
 			if !f.Matches(a) {
 				continue
 			}

@@ -154,8 +154,8 @@ type encodedQuotas struct {
 // last one built while the map is the same.
 func (s *Server) quotaListing(snap *meta.Snapshot) *quotaListing {
 	l := s.quotaListings.Load()
-	if l == nil || reflect.ValueOf(l.quotas).UnsafePointer() != reflect.ValueOf(snap.Quotas).UnsafePointer() {
-		l = &quotaListing{quotas: snap.Quotas}
+	if l == nil || reflect.ValueOf(l.quotas).UnsafePointer() != reflect.ValueOf(snap.QuotaOverrides()).UnsafePointer() {
+		l = &quotaListing{quotas: snap.QuotaOverrides()}
 		s.quotaListings.Store(l)
 	}
 	l.once.Do(l.parse)

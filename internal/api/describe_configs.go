@@ -46,13 +46,13 @@ func handleDescribeConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire
 		}
 		err := s.configResourceAllowed(c, rr.ResourceType, rr.ResourceName, auth.OpDescribeConfigs)
 		if err == nil && rr.ResourceType == kmsg.ConfigResourceTypeTopic && len(rr.ConfigNames) == 0 &&
-			snap.Topics[rr.ResourceName] != nil && validateTopicName(rr.ResourceName) == nil {
+			snap.Topic(rr.ResourceName) != nil && validateTopicName(rr.ResourceName) == nil {
 			// Every config of a topic: rendered while encoding (see
 			// topicConfigRenderer), the case that scales to thousands.
 			if resp.topics == nil {
 				resp.topics = newTopicConfigRenderer(req, s.Configs.TopicBase(snap))
 			}
-			resp.resources = append(resp.resources, describedResource{topic: rr.ResourceName, overrides: snap.TopicConfigs[rr.ResourceName]})
+			resp.resources = append(resp.resources, describedResource{topic: rr.ResourceName, overrides: snap.TopicConfig(rr.ResourceName)})
 			continue
 		}
 		var entries []dynconfig.Described

@@ -36,7 +36,7 @@ func handleDescribeUserSCRAMCredentials(ctx context.Context, s *Server, c *wire.
 	}
 	snap := s.Store.Snapshot()
 	if len(req.Users) == 0 {
-		for _, user := range slices.Sorted(maps.Keys(snap.Scram)) {
+		for _, user := range slices.Sorted(maps.Keys(snap.ScramCredentials())) {
 			resp.Results = append(resp.Results, scramResult(snap, user))
 		}
 		return resp, nil
@@ -50,7 +50,7 @@ func handleDescribeUserSCRAMCredentials(ctx context.Context, s *Server, c *wire.
 		switch {
 		case count[u.Name] > 1:
 			err = newError(kerr.DuplicateResource, fmt.Sprintf("Cannot describe SCRAM credentials for the same user twice in a single request: %s", u.Name))
-		case len(snap.Scram[u.Name]) == 0:
+		case len(snap.ScramCredentials()[u.Name]) == 0:
 			err = newError(kerr.ResourceNotFound, fmt.Sprintf("Attempt to describe a user credential that does not exist: %s", u.Name))
 		}
 		if err != nil {
@@ -69,7 +69,7 @@ func scramResult(snap *meta.Snapshot, user string) kmsg.DescribeUserSCRAMCredent
 	res := kmsg.NewDescribeUserSCRAMCredentialsResponseResult()
 	res.User = user
 	for _, mech := range auth.ScramMechanisms() {
-		if cred, ok := snap.Scram[user][mech]; ok {
+		if cred, ok := snap.ScramCredentials()[user][mech]; ok {
 			info := kmsg.NewDescribeUserSCRAMCredentialsResponseResultCredentialInfo()
 			info.Mechanism, info.Iterations = auth.MechanismCode(mech), int32(cred.Iterations)
 			res.CredentialInfos = append(res.CredentialInfos, info)

@@ -50,7 +50,7 @@ var errorTable = []struct {
 	{partitions.ErrNotEnoughReplicas, kerr.NotEnoughReplicas},
 	{meta.ErrTopicExists, kerr.TopicAlreadyExists},
 	{meta.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
-	{meta.ErrInvalidPartions, kerr.InvalidPartitions},
+	{meta.ErrInvalidPartitions, kerr.InvalidPartitions},
 	{meta.ErrNoCredential, kerr.ResourceNotFound},
 	{controller.ErrInvalidTopic, kerr.InvalidTopicException},
 	{controller.ErrCountsWithAssignment, kerr.InvalidRequest},

@@ -157,7 +157,7 @@ func (s *Server) countFetched(resp *kmsg.FetchResponse) {
 	for _, t := range resp.Topics {
 		name := t.Topic
 		if name == "" {
-			if mt := snap.TopicIDs[t.TopicID]; mt != nil {
+			if mt := snap.TopicByID(t.TopicID); mt != nil {
 				name = mt.Name
 			}
 		}

@@ -37,7 +37,7 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 	resp.ControllerID = s.controllerID()
 
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
-		for _, t := range snap.Topics {
+		for _, t := range snap.AllTopics() {
 			if s.allowed(c, auth.OpDescribe, auth.ResourceTopic, t.Name) { // unauthorized topics are left out
 				resp.Topics = append(resp.Topics, s.topicMetadata(snap, live, t))
 			}
@@ -53,7 +53,7 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 		// id: an empty name alone is an invalid name, as in Kafka (before
 		// v10 there are no ids at all).
 		case rt.Topic == nil || *rt.Topic == "" && rt.TopicID != [16]byte{}:
-			t = snap.TopicIDs[meta.TopicID(rt.TopicID)]
+			t = snap.TopicByID(meta.TopicID(rt.TopicID))
 			if t == nil {
 				mt := kmsg.NewMetadataResponseTopic()
 				mt.TopicID = rt.TopicID
@@ -62,7 +62,7 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 				continue
 			}
 		default:
-			t = snap.Topics[*rt.Topic]
+			t = snap.Topic(*rt.Topic)
 		}
 		if t == nil {
 			mt := kmsg.NewMetadataResponseTopic()
@@ -79,7 +79,7 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 			default:
 				t, err = s.autoCreateTopic(ctx, *rt.Topic)
 				if errorIs(err, kerr.TopicAlreadyExists) { // created concurrently
-					if t = s.Store.Snapshot().Topics[*rt.Topic]; t == nil {
+					if t = s.Store.Snapshot().Topic(*rt.Topic); t == nil {
 						// by another broker, and not yet seen through the
 						// watch: retriable, as Kafka answers for a topic
 						// still being created

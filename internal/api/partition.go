@@ -24,10 +24,10 @@ type partitionRef struct {
 func (s *Server) resolve(snap *meta.Snapshot, ref partitionRef) (partitions.Partition, error) {
 	var t *meta.Topic
 	if ref.byID {
-		if t = snap.TopicIDs[meta.TopicID(ref.id)]; t == nil {
+		if t = snap.TopicByID(meta.TopicID(ref.id)); t == nil {
 			return partitions.Partition{}, newError(kerr.UnknownTopicID, "This server does not host this topic ID.")
 		}
-	} else if t = snap.Topics[ref.name]; t == nil {
+	} else if t = snap.Topic(ref.name); t == nil {
 		return partitions.Partition{}, newError(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")
 	}
 	if ref.partition < 0 || ref.partition >= t.Partitions {

@@ -6,7 +6,7 @@
 // under an etcd lease that it keeps alive. When the broker stops, the lease
 // is revoked; when it dies or loses etcd for longer than the lease TTL, etcd
 // deletes the key. Either way every broker's store sees the deletion through
-// its watch, so meta.Snapshot.Brokers is the set of live brokers. A broker
+// its watch, so meta.Snapshot.LiveBrokers is the set of live brokers. A broker
 // whose lease expired (etcd unreachable for too long) takes a new lease and
 // registers again as soon as etcd answers.
 //

@@ -47,8 +47,8 @@ func StaticProps(reg *meta.Broker) config.Properties {
 // the snapshot (startup, or a broker built without a cluster in tests) it
 // is self alone.
 func LiveBrokers(snap *meta.Snapshot, self *config.Broker) map[int32]*meta.Broker {
-	if len(snap.Brokers) > 0 {
-		return snap.Brokers
+	if len(snap.LiveBrokers()) > 0 {
+		return snap.LiveBrokers()
 	}
 	reg := Registration(self)
 	return map[int32]*meta.Broker{reg.ID: &reg}

@@ -50,7 +50,7 @@ func TestCreateTopicFillsDefaultsPlacesAndRefusesTwice(t *testing.T) {
 	if !errors.Is(err, meta.ErrTopicExists) || err.Error() != "Topic 'orders' already exists." {
 		t.Errorf("second creation: %v, want meta.ErrTopicExists with Kafka's message", err)
 	}
-	if store.Snapshot().Topics["orders"].Partitions != 3 {
+	if store.Snapshot().Topic("orders").Partitions != 3 {
 		t.Error("the refused creation changed the topic")
 	}
 }
@@ -80,7 +80,7 @@ func TestCheckTopicRefusesBeforeWriting(t *testing.T) {
 	if _, err := strict.CreateTopic(context.Background(), &TopicSpec{Name: "t", Partitions: 1, ReplicationFactor: 1}); !errors.Is(err, ErrPolicyViolation) || err.Error() != "no topics today" {
 		t.Errorf("policy refusal: %v", err)
 	}
-	if store.Snapshot().Topics["t"] != nil {
+	if store.Snapshot().Topic("t") != nil {
 		t.Error("a topic the policy refused was stored")
 	}
 }
@@ -106,7 +106,7 @@ func TestPartitionIncrease(t *testing.T) {
 	if err := c.CreatePartitions(ctx, checked); err != nil {
 		t.Fatal(err)
 	}
-	if got := store.Snapshot().Topics["t"]; got.Partitions != 4 || len(got.Replicas) != 4 {
+	if got := store.Snapshot().Topic("t"); got.Partitions != 4 || len(got.Replicas) != 4 {
 		t.Errorf("after the increase: %+v", got)
 	}
 }

@@ -32,7 +32,7 @@ func (c *Controller) CheckPartitions(snap *meta.Snapshot, inc PartitionIncrease)
 }
 
 func (c *Controller) checkPartitions(snap *meta.Snapshot, inc PartitionIncrease) (added int32, err error) {
-	t := snap.Topics[inc.Topic]
+	t := snap.Topic(inc.Topic)
 	if t == nil {
 		return 0, refusal.New(meta.ErrUnknownTopic, fmt.Sprintf("The topic '%s' does not exist.", inc.Topic))
 	}

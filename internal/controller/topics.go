@@ -51,7 +51,7 @@ func (c *Controller) CheckTopic(snap *meta.Snapshot, spec *TopicSpec) error {
 	if err := ValidateTopicName(spec.Name); err != nil {
 		return err
 	}
-	if _, exists := snap.Topics[spec.Name]; exists {
+	if snap.Topic(spec.Name) != nil {
 		return refusal.New(meta.ErrTopicExists, fmt.Sprintf("Topic '%s' already exists.", spec.Name))
 	}
 	if len(spec.Assignment) > 0 {

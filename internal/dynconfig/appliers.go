@@ -114,7 +114,7 @@ func (c *Configs) changed(ev meta.Event) {
 	}
 	if ev.BrokerConfigsChanged() {
 		for _, id := range []string{c.nodeID, ""} {
-			for _, k := range ChangedKeys(ev.Old.BrokerConfigs[id], ev.Cur.BrokerConfigs[id]) {
+			for _, k := range ChangedKeys(ev.Old.BrokerConfig(id), ev.Cur.BrokerConfig(id)) {
 				if d := config.Brokers.Lookup(k); d != nil && d.AppliedBy != "" {
 					ch := wake(d)
 					if !slices.Contains(ch.Keys, k) {
@@ -125,7 +125,7 @@ func (c *Configs) changed(ev meta.Event) {
 		}
 	}
 	for _, topic := range ev.ChangedTopicConfigs() {
-		for _, k := range ChangedKeys(ev.Old.TopicConfigs[topic], ev.Cur.TopicConfigs[topic]) {
+		for _, k := range ChangedKeys(ev.Old.TopicConfig(topic), ev.Cur.TopicConfig(topic)) {
 			if d := config.Topics.Lookup(k); d != nil {
 				// Each topic comes once, its keys together: checking the
 				// last one keeps a change of many topics linear.

@@ -52,7 +52,7 @@ func ResolveTopicBase(layers config.Layers) []Described {
 // Topic is every config of topic in snap, sorted by name.
 func (c *Configs) Topic(snap *meta.Snapshot, topic string) []Described {
 	base := c.TopicBase(snap)
-	overrides := snap.TopicConfigs[topic]
+	overrides := snap.TopicConfig(topic)
 	out := make([]Described, len(base))
 	for i, e := range base {
 		out[i] = e
@@ -69,7 +69,7 @@ func (c *Configs) Topic(snap *meta.Snapshot, topic string) []Described {
 // keys no catalog knows (sensitive with a null value, as Kafka reports
 // keys whose type it cannot tell).
 func (c *Configs) Broker(snap *meta.Snapshot, id string, static config.Properties) []Described {
-	layers := config.Layers{Broker: snap.BrokerConfigs[id], ClusterDefault: snap.BrokerConfigs[""], Static: static}
+	layers := config.Layers{Broker: snap.BrokerConfig(id), ClusterDefault: snap.BrokerConfig(""), Static: static}
 	var out []Described
 	for _, d := range config.Brokers.Defs() {
 		out = append(out, Described{Entry: config.ResolveBroker(d, layers), Def: d, Sensitive: d.Sensitive(), ReadOnly: d.Mode == config.ReadOnly})
@@ -104,7 +104,7 @@ func listenerEntries(layers config.Layers) []Described {
 // ClusterDefaults are the keys set at the cluster-wide dynamic default,
 // each with only that level as synonym.
 func (c *Configs) ClusterDefaults(snap *meta.Snapshot) []Described {
-	defaults := config.Layers{ClusterDefault: snap.BrokerConfigs[""]}
+	defaults := config.Layers{ClusterDefault: snap.BrokerConfig("")}
 	var out []Described
 	for key := range defaults.ClusterDefault {
 		d := config.Brokers.Lookup(key)

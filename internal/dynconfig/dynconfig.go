@@ -90,9 +90,9 @@ func New(o Options) *Configs {
 // has no overrides: the broker-level values every topic inherits).
 func (c *Configs) Layers(snap *meta.Snapshot, topic string) config.Layers {
 	return config.Layers{
-		Topic:          snap.TopicConfigs[topic],
-		Broker:         snap.BrokerConfigs[c.nodeID],
-		ClusterDefault: snap.BrokerConfigs[""],
+		Topic:          snap.TopicConfig(topic),
+		Broker:         snap.BrokerConfig(c.nodeID),
+		ClusterDefault: snap.BrokerConfig(""),
 		Static:         c.static,
 	}
 }
@@ -103,7 +103,7 @@ func (c *Configs) Layers(snap *meta.Snapshot, topic string) config.Layers {
 // values decrypted. A value that cannot be decrypted is logged and left
 // out.
 func (c *Configs) BrokerProps(snap *meta.Snapshot) config.Properties {
-	return c.overlay(snap, snap.BrokerConfigs[c.nodeID], nil)
+	return c.overlay(snap, snap.BrokerConfig(c.nodeID), nil)
 }
 
 // overlay is BrokerProps with own in place of this broker's stored
@@ -114,7 +114,7 @@ func (c *Configs) overlay(snap *meta.Snapshot, own map[string]string, plaintext 
 	if props == nil {
 		props = config.Properties{}
 	}
-	for i, level := range []map[string]string{snap.BrokerConfigs[""], own} {
+	for i, level := range []map[string]string{snap.BrokerConfig(""), own} {
 		for k, v := range level {
 			if d := config.Brokers.Lookup(k); d != nil && d.Sensitive() && !(i == 1 && plaintext[k]) {
 				var err error

@@ -59,7 +59,7 @@ func TestPolicyRunsOutsideTheWriteTransaction(t *testing.T) {
 		t.Errorf("policy ran %d times, want twice (once more after the conflicting write)", n)
 	}
 	want := map[string]string{"log.roll.ms": "5000", "log.retention.ms": "60000"}
-	if got := s.Snapshot().BrokerConfigs[""]; !maps.Equal(got, want) {
+	if got := s.Snapshot().BrokerConfig(""); !maps.Equal(got, want) {
 		t.Errorf("stored %v, want both writers' keys %v", got, want)
 	}
 }
@@ -83,7 +83,7 @@ func TestApplierCheckRefusesBeforeAnythingIsStored(t *testing.T) {
 	if !errors.Is(err, dynconfig.ErrInvalidConfig) || err.Error() != "cannot read /missing.pem" {
 		t.Fatalf("alter: %v, want INVALID_CONFIG with the applier's reason", err)
 	}
-	if got := s.Snapshot().BrokerConfigs["1"]; len(got) != 0 || applied.Load() != 0 {
+	if got := s.Snapshot().BrokerConfig("1"); len(got) != 0 || applied.Load() != 0 {
 		t.Fatalf("refused change stored %v and woke the applier %d times", got, applied.Load())
 	}
 	// Another broker's files are that broker's to check.

@@ -87,41 +87,50 @@ func encodeACLs(acls []auth.ACL) []byte {
 	return raw
 }
 
-// applyACLs installs one changed ACL key into m (keyed by store key).
-func applyACLs(m map[string][]auth.ACL, c Change) error {
-	if c.Deleted {
-		delete(m, c.Key)
-		return nil
-	}
-	acls, err := decodeACLs(c.Key, c.Value)
-	if err != nil {
-		return err
-	}
-	if acls == nil {
-		return nil
-	}
-	m[c.Key] = acls
-	return nil
+// ACLsDelta holds the resource patterns a batch wrote, by store key; nil:
+// removed.
+type ACLsDelta map[string][]auth.ACL
+
+// The ACL sub-image is a plain map copied on change: the authorizer
+// rebuilds its index from every ACL on each change anyway.
+var aclsKind = recordKind{
+	decode: func(d *Delta, c Change) (bool, error) {
+		if !hasPrefix(c.Key, prefixACLs) {
+			return false, nil
+		}
+		if c.Deleted {
+			setDelta(&d.ACLs, c.Key, nil)
+			return true, nil
+		}
+		acls, err := decodeACLs(c.Key, c.Value)
+		if err == nil && acls != nil {
+			setDelta(&d.ACLs, c.Key, acls)
+		}
+		return true, err
+	},
+	apply: func(next *Snapshot, d *Delta) {
+		if len(d.ACLs) > 0 {
+			next.acls = cloneWith(next.acls, d.ACLs, func(l []auth.ACL) bool { return l == nil })
+		}
+	},
+	merge: func(d, later *Delta) { mergeInto(&d.ACLs, later.ACLs) },
 }
+
+// ACLsByPattern holds every ACL by the store key of its resource pattern.
+// The map is shared: never modify it.
+func (s *Snapshot) ACLsByPattern() map[string][]auth.ACL { return s.acls }
 
 // AllACLs lists every ACL of the snapshot (in no particular order).
 func (s *Snapshot) AllACLs() []auth.ACL {
 	var out []auth.ACL
-	for _, list := range s.ACLs {
+	for _, list := range s.acls {
 		out = append(out, list...)
 	}
 	return out
 }
 
 // ChangedACLs reports whether any ACL changed.
-func (e Event) ChangedACLs() bool {
-	for _, c := range e.Changes {
-		if hasPrefix(c.Key, prefixACLs) {
-			return true
-		}
-	}
-	return false
-}
+func (e Event) ChangedACLs() bool { return len(e.delta().ACLs) > 0 }
 
 // CreateACLs stores acls in one transaction where the backend allows (in
 // chunks under etcd's --max-txn-ops and --max-request-bytes, batch.go: a

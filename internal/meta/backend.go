@@ -1,11 +1,14 @@
-// Package meta is kbroker's metadata: the model (topics, config overrides,
-// and later quotas, ACLs, SCRAM credentials, brokers), the key layout it is
-// stored under, and the store that keeps every broker's in-memory view in
-// step with the backend (a bbolt file, or etcd for a cluster).
+// Package meta is kbroker's metadata: the model (topics and their
+// partitions, config overrides, client quotas, ACLs, SCRAM credentials,
+// live brokers, the producer-id counter), the key layout it is stored under
+// (keys.go), and the store that keeps every broker's in-memory image in step
+// with the backend (a bbolt file, or etcd for a cluster).
 //
 // One write path: every mutation is a Backend transaction. One read path:
 // the hot path reads an immutable Snapshot through an atomic pointer, which
-// the store replaces after each committed change it learns of.
+// the store replaces after each committed change it learns of, whichever
+// broker made it; the new snapshot shares every sub-image the change did
+// not touch with the old one (image.go).
 package meta
 
 import (
@@ -29,8 +32,11 @@ type Batch struct {
 
 // Tx is the view a transaction function has of the backend. Reads see the
 // transaction's own writes. A backend with optimistic concurrency (etcd)
-// re-runs the function if any key it read changed before commit, so the
-// function must have no side effects beyond the Tx.
+// runs the function again when what it read changed before the commit (a
+// key it got, a key created or changed under a prefix it listed; etcd.go
+// says which conflicts are seen), up to a bound after which Update fails
+// with ErrConflict; so the function must have no side effects beyond the Tx
+// and must reset what it computes on each run.
 type Tx interface {
 	Get(key string) ([]byte, bool)
 	// List returns every key with the prefix and its value.

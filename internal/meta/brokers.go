@@ -12,7 +12,7 @@ import (
 // the broker stops or loses etcd for longer than the lease; with the bbolt
 // backend the single broker writes its own record at startup
 // (RegisterLocalBroker). Either way every store sees the key through its
-// watch, and Snapshot.Brokers lists the brokers that are alive.
+// watch, and Snapshot.LiveBrokers lists the brokers that are alive.
 
 const prefixBrokers = "brokers/"
 
@@ -51,30 +51,50 @@ func (b *Broker) Endpoint(listener string) (Endpoint, bool) {
 // root (the etcd prefix in a cluster).
 func BrokerKey(id int32) string { return prefixBrokers + strconv.Itoa(int(id)) }
 
-func applyBroker(m map[int32]*Broker, c Change) error {
-	name, ok := nameAfter(c.Key, prefixBrokers)
-	if !ok {
-		return nil
-	}
-	id, err := strconv.ParseInt(name, 10, 32)
-	if err != nil {
-		return nil // not ours: ignore rather than fail the whole snapshot
-	}
-	if c.Deleted {
-		delete(m, int32(id))
-		return nil
-	}
-	b := new(Broker)
-	if err := json.Unmarshal(c.Value, b); err != nil {
-		return fmt.Errorf("decoding %s: %w", c.Key, err)
-	}
-	b.ID = int32(id)
-	m[b.ID] = b
-	return nil
+// BrokersDelta holds the registrations a batch wrote, by broker id; nil:
+// gone.
+type BrokersDelta map[int32]*Broker
+
+// The broker sub-image is a plain map copied on change: a cluster has a
+// handful of brokers.
+var brokersKind = recordKind{
+	decode: func(d *Delta, c Change) (bool, error) {
+		if !hasPrefix(c.Key, prefixBrokers) {
+			return false, nil
+		}
+		name, ok := nameAfter(c.Key, prefixBrokers)
+		if !ok {
+			return true, nil
+		}
+		id, err := strconv.ParseInt(name, 10, 32)
+		if err != nil {
+			return true, nil // not ours: ignore rather than fail the whole snapshot
+		}
+		var b *Broker
+		if !c.Deleted {
+			b = new(Broker)
+			if err := json.Unmarshal(c.Value, b); err != nil {
+				return true, fmt.Errorf("decoding %s: %w", c.Key, err)
+			}
+			b.ID = int32(id)
+		}
+		setDelta(&d.Brokers, int32(id), b)
+		return true, nil
+	},
+	apply: func(next *Snapshot, d *Delta) {
+		if len(d.Brokers) > 0 {
+			next.brokers = cloneWith(next.brokers, d.Brokers, func(b *Broker) bool { return b == nil })
+		}
+	},
+	merge: func(d, later *Delta) { mergeInto(&d.Brokers, later.Brokers) },
 }
 
+// LiveBrokers holds the live brokers by id. The map is shared: never
+// modify it.
+func (s *Snapshot) LiveBrokers() map[int32]*Broker { return s.brokers }
+
 // ChangedBrokers reports whether a broker registered or went away.
-func (e Event) ChangedBrokers() bool { return len(e.changedNames(prefixBrokers)) > 0 }
+func (e Event) ChangedBrokers() bool { return len(e.delta().Brokers) > 0 }
 
 // RegisterLocalBroker makes b the only live broker, for the single-broker
 // (bbolt) mode: registrations of earlier runs under another node.id are

@@ -20,7 +20,7 @@ func TestLocalRegistrationReplacesEarlierRunsAndSnapshotListsIt(t *testing.T) {
 	if err := s.RegisterLocalBroker(ctx, Broker{ID: 3}); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.Snapshot().Brokers; len(got) != 1 || got[3] == nil {
+	if got := s.Snapshot().LiveBrokers(); len(got) != 1 || got[3] == nil {
 		t.Fatalf("brokers after re-registering as node 3: %v", got)
 	}
 }
@@ -36,7 +36,7 @@ func TestPlacementIsStoredWithTheTopicAndOldRecordsStayReadable(t *testing.T) {
 	if err := s.AddPartitions(ctx, "old", 3, [][]int32{{5}}); err != nil {
 		t.Fatal(err)
 	}
-	old := s.Snapshot().Topics["old"]
+	old := s.Snapshot().Topic("old")
 	if got := []int32{old.Leader(0, 9), old.Leader(1, 9), old.Leader(2, 9)}; !slices.Equal(got, []int32{9, 9, 5}) {
 		t.Errorf("leaders of the grown old topic: %v", got)
 	}
@@ -46,7 +46,7 @@ func TestPlacementIsStoredWithTheTopicAndOldRecordsStayReadable(t *testing.T) {
 	if _, err := s.CreateTopic(ctx, Topic{Name: "new", Partitions: 2, Replicas: [][]int32{{2}, {1}}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if l := s.Snapshot().Topics["new"].Leader(1, 9); l != 1 {
+	if l := s.Snapshot().Topic("new").Leader(1, 9); l != 1 {
 		t.Errorf("leader of new-1 = %d, want 1", l)
 	}
 }

@@ -49,7 +49,7 @@ func TestConfigsCompareAndSet(t *testing.T) {
 			if err := s.CompareAndSetConfigs(ctx, BrokerConfigs, "1", v2, nil); err != nil {
 				t.Fatal(err)
 			}
-			if got := s.Snapshot().BrokerConfigs["1"]; len(got) != 0 {
+			if got := s.Snapshot().BrokerConfig("1"); len(got) != 0 {
 				t.Fatalf("snapshot after deleting every override: %v", got)
 			}
 			if _, _, err := s.ReadConfigs(ctx, TopicConfigs, "missing"); !errors.Is(err, ErrUnknownTopic) {

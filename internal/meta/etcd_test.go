@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -232,7 +233,7 @@ func TestEtcdStoresOnTwoClientsFollowEachOther(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "topic on B", func() bool {
-		got := b.Snapshot().Topics["orders"]
+		got := b.Snapshot().Topic("orders")
 		return got != nil && got.ID == created.ID && got.Partitions == 3
 	})
 	if _, err := b.CreateTopic(ctx, Topic{Name: "orders", Partitions: 1}, nil); !errors.Is(err, ErrTopicExists) {
@@ -246,7 +247,7 @@ func TestEtcdStoresOnTwoClientsFollowEachOther(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "config on A", func() bool { return a.Snapshot().TopicConfigs["orders"]["retention.ms"] == "60000" })
+	eventually(t, "config on A", func() bool { return a.Snapshot().TopicConfig("orders")["retention.ms"] == "60000" })
 }
 
 func TestEtcdOutageFailsWritesRetriablyAndStoresConverge(t *testing.T) {
@@ -260,7 +261,7 @@ func TestEtcdOutageFailsWritesRetriablyAndStoresConverge(t *testing.T) {
 	if _, err := a.CreateTopic(ctx, Topic{Name: "before", Partitions: 1}, nil); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "topic on B", func() bool { return b.Snapshot().Topics["before"] != nil })
+	eventually(t, "topic on B", func() bool { return b.Snapshot().Topic("before") != nil })
 
 	proxy.cut()
 	te.stop()
@@ -282,8 +283,8 @@ func TestEtcdOutageFailsWritesRetriablyAndStoresConverge(t *testing.T) {
 		t.Fatalf("write with a short deadline while etcd is down: %v", err)
 	}
 	for _, s := range []*Store{a, b} {
-		if snap := s.Snapshot(); snap.Topics["before"] == nil || snap.Topics["during"] != nil {
-			t.Fatalf("snapshot while etcd is down: %v", snap.Topics)
+		if snap := s.Snapshot(); snap.Topic("before") == nil || snap.Topic("during") != nil {
+			t.Fatalf("snapshot while etcd is down: %v", slices.Collect(snap.TopicNames()))
 		}
 	}
 
@@ -302,7 +303,7 @@ func TestEtcdOutageFailsWritesRetriablyAndStoresConverge(t *testing.T) {
 	for name, s := range map[string]*Store{"A": a, "B": b} {
 		eventually(t, "store "+name+" to converge", func() bool {
 			snap := s.Snapshot()
-			return snap.Topics["after"] != nil && snap.Topics["during"] == nil && snap.BrokerConfigs[""]["log.retention.ms"] == "1000"
+			return snap.Topic("after") != nil && snap.Topic("during") == nil && snap.BrokerConfig("")["log.retention.ms"] == "1000"
 		})
 	}
 }
@@ -325,7 +326,7 @@ func TestEtcdStoreReloadsWhenCompactedWhileDisconnected(t *testing.T) {
 	if _, err := a.CreateTopic(ctx, Topic{Name: "old", Partitions: 1}, nil); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "topic on B", func() bool { return b.Snapshot().Topics["old"] != nil })
+	eventually(t, "topic on B", func() bool { return b.Snapshot().Topic("old") != nil })
 
 	proxy.cut()
 	if err := a.DeleteTopic(ctx, "old"); err != nil {
@@ -342,14 +343,14 @@ func TestEtcdStoreReloadsWhenCompactedWhileDisconnected(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond) // B stays behind across the compaction
-	if b.Snapshot().Topics["old"] == nil {
+	if b.Snapshot().Topic("old") == nil {
 		t.Fatal("B learned of changes while disconnected")
 	}
 	proxy.restore()
 
 	eventually(t, "B to reload", func() bool {
 		snap := b.Snapshot()
-		return snap.Topics["old"] == nil && snap.Topics["new"] != nil && snap.TopicConfigs["new"]["cleanup.policy"] == "compact"
+		return snap.Topic("old") == nil && snap.Topic("new") != nil && snap.TopicConfig("new")["cleanup.policy"] == "compact"
 	})
 	mu.Lock()
 	defer mu.Unlock()
@@ -513,10 +514,10 @@ func TestEtcdBatchesLargerThanTxnOpsLimitSucceed(t *testing.T) {
 	if !errors.Is(errs[n], ErrTopicExists) {
 		t.Fatalf("duplicate t7 in the batch: %v, want ErrTopicExists", errs[n])
 	}
-	if got := len(s.Snapshot().Topics); got != n {
+	if got := s.Snapshot().TopicCount(); got != n {
 		t.Fatalf("writer's snapshot has %d topics right after CreateTopics, want %d", got, n)
 	}
-	if c := s.Snapshot().TopicConfigs["t498"]["retention.ms"]; c != "1498" {
+	if c := s.Snapshot().TopicConfig("t498")["retention.ms"]; c != "1498" {
 		t.Fatalf("t498 retention.ms = %q", c)
 	}
 
@@ -530,7 +531,7 @@ func TestEtcdBatchesLargerThanTxnOpsLimitSucceed(t *testing.T) {
 	if err != nil || errors.Join(qerrs...) != nil {
 		t.Fatalf("UpdateQuotas of 300 entities: %v %v", err, errors.Join(qerrs...))
 	}
-	if got := len(s.Snapshot().Quotas); got != 300 {
+	if got := len(s.Snapshot().QuotaOverrides()); got != 300 {
 		t.Fatalf("%d quota entities, want 300", got)
 	}
 
@@ -544,7 +545,7 @@ func TestEtcdBatchesLargerThanTxnOpsLimitSucceed(t *testing.T) {
 
 	eventually(t, "the other store to see every topic and entity", func() bool {
 		snap := other.Snapshot()
-		return len(snap.Topics) == n && len(snap.Quotas) == 300 && len(snap.AllACLs()) == 0
+		return snap.TopicCount() == n && len(snap.QuotaOverrides()) == 300 && len(snap.AllACLs()) == 0
 	})
 }
 
@@ -603,8 +604,8 @@ func TestEtcdBatchesLargerThanRequestBytesLimitSucceed(t *testing.T) {
 		}
 	}
 	snap := s.Snapshot()
-	if len(snap.Topics) != n-1 || len(snap.TopicConfigs["t64"]["c9"]) != 10<<10 {
-		t.Fatalf("writer's snapshot: %d topics, t64 c9 of %d bytes", len(snap.Topics), len(snap.TopicConfigs["t64"]["c9"]))
+	if snap.TopicCount() != n-1 || len(snap.TopicConfig("t64")["c9"]) != 10<<10 {
+		t.Fatalf("writer's snapshot: %d topics, t64 c9 of %d bytes", snap.TopicCount(), len(snap.TopicConfig("t64")["c9"]))
 	}
 
 	// Quota entities whose names fill the request before --max-txn-ops.
@@ -624,7 +625,7 @@ func TestEtcdBatchesLargerThanRequestBytesLimitSucceed(t *testing.T) {
 			t.Fatalf("quota entity %d: %v", i, qerr)
 		}
 	}
-	if got := len(s.Snapshot().Quotas); got != 299 {
+	if got := len(s.Snapshot().QuotaOverrides()); got != 299 {
 		t.Fatalf("%d quota entities, want 299", got)
 	}
 
@@ -641,7 +642,7 @@ func TestEtcdBatchesLargerThanRequestBytesLimitSucceed(t *testing.T) {
 
 	eventually(t, "the other store to see every topic and entity", func() bool {
 		snap := other.Snapshot()
-		return len(snap.Topics) == n-1 && len(snap.Quotas) == 299 && len(snap.AllACLs()) == 0
+		return snap.TopicCount() == n-1 && len(snap.QuotaOverrides()) == 299 && len(snap.AllACLs()) == 0
 	})
 }
 
@@ -664,7 +665,7 @@ func TestEtcdBatchesFitAnEtcdWithSmallerLimits(t *testing.T) {
 	if err != nil || errors.Join(errs...) != nil {
 		t.Fatalf("CreateTopics against etcd's limits: %v %v", err, errors.Join(errs...))
 	}
-	if got := len(told.Snapshot().Topics); got != 50 {
+	if got := told.Snapshot().TopicCount(); got != 50 {
 		t.Fatalf("%d topics, want 50", got)
 	}
 
@@ -716,7 +717,7 @@ func TestEtcdSyncSeesOtherWritersAndForeignRevisions(t *testing.T) {
 		if err := b.Sync(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if b.Snapshot().Topics[name] == nil {
+		if b.Snapshot().Topic(name) == nil {
 			t.Fatalf("after Sync, b does not know %s just created through a", name)
 		}
 	}

@@ -5,15 +5,20 @@ import (
 	"strings"
 )
 
-// The key layout follows the seed documents' paths, so an operator reading
-// the store directly finds what they expect:
+// The key layout follows the paths Kafka kept in ZooKeeper (config/topics,
+// config/users/<user>/clients/<client>, brokers/ids, the <default> entity),
+// so an operator reading the store directly finds what they expect:
 //
 //	cluster/id                       the cluster id, written once
-//	topics/<topic>                   a topic: id, partitions (JSON)
+//	topics/<topic>                   a topic: id, partitions, replicas (JSON)
 //	config/topics/<topic>            a topic's config overrides (JSON object)
 //	config/brokers/<id>              a broker's dynamic configs
 //	config/brokers/<default>         the cluster-wide dynamic broker default
+//	config/users/..., clients/..., ips/...  client quota entities (quotas.go)
+//	acls/<type>/<pattern>/<name>     the ACLs of one resource pattern (acls.go)
+//	scram/<user>/<mechanism>         a SCRAM credential (scram.go)
 //	brokers/<id>                     a live broker's registration (brokers.go)
+//	producer_ids/next                the next unallocated producer id (producer_ids.go)
 //
 // Names are URL path-escaped so that any topic or principal name is one
 // path segment.

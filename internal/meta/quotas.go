@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// Quota overrides live under config/ at the seed's entity paths, with names
-// already sanitized by the caller (Kafka's Sanitizer):
+// Quota overrides live under config/ at the entity paths Kafka kept in
+// ZooKeeper, with names already sanitized by the caller (Kafka's Sanitizer):
 //
 //	config/users/<user>                   config/users/<user>/clients/<client>
 //	config/users/<default>                config/users/<default>/clients/<default>
@@ -37,19 +37,6 @@ func quotaPathOf(key string) (string, bool) {
 		return "", false
 	}
 	return path, true
-}
-
-func applyQuota(m map[string]map[string]float64, c Change, path string) error {
-	if c.Deleted {
-		delete(m, path)
-		return nil
-	}
-	var q map[string]float64
-	if err := json.Unmarshal(c.Value, &q); err != nil {
-		return fmt.Errorf("decoding %s: %w", c.Key, err)
-	}
-	m[path] = q
-	return nil
 }
 
 // UpdateQuotas changes quota entities in one transaction where the backend
@@ -97,22 +84,49 @@ func (s *Store) UpdateQuotas(ctx context.Context, paths []string, change func(i 
 }
 
 // ChangedQuotaPaths lists the quota entities the change touched.
-func (e Event) ChangedQuotaPaths() []string {
-	var paths []string
-	for _, c := range e.Changes {
-		if p, ok := quotaPathOf(c.Key); ok {
-			paths = append(paths, p)
-		}
-	}
-	return paths
-}
+func (e Event) ChangedQuotaPaths() []string { return keysOf(e.delta().Quotas) }
 
 // ChangedQuotas reports whether any quota entity changed.
-func (e Event) ChangedQuotas() bool {
-	for _, c := range e.Changes {
-		if _, ok := quotaPathOf(c.Key); ok {
-			return true
+func (e Event) ChangedQuotas() bool { return len(e.delta().Quotas) > 0 }
+
+// QuotasDelta holds the quota entities a batch wrote, by path; nil:
+// removed.
+type QuotasDelta map[string]map[string]float64
+
+// The quota sub-image is a plain map copied on change: the quota manager
+// compiles the whole set into its own index, and DescribeClientQuotas
+// caches its listing for as long as the map is the same.
+var quotasKind = recordKind{
+	decode: func(d *Delta, c Change) (bool, error) {
+		path, ok := quotaPathOf(c.Key)
+		if !ok {
+			return false, nil
 		}
-	}
-	return false
+		var q map[string]float64
+		if !c.Deleted {
+			if err := json.Unmarshal(c.Value, &q); err != nil {
+				return true, fmt.Errorf("decoding %s: %w", c.Key, err)
+			}
+			if q == nil {
+				q = map[string]float64{}
+			}
+		}
+		setDelta(&d.Quotas, path, q)
+		return true, nil
+	},
+	apply: func(next *Snapshot, d *Delta) {
+		if len(d.Quotas) > 0 {
+			next.quotas = cloneWith(next.quotas, d.Quotas, func(q map[string]float64) bool { return q == nil })
+		}
+	},
+	merge: func(d, later *Delta) { mergeInto(&d.Quotas, later.Quotas) },
 }
+
+// QuotaOverrides is every quota entity's values by path (e.g.
+// "users/alice/clients/c1", "clients/<default>", "ips/10.0.0.1"). The map
+// is shared and stays the same object until a quota changes: never modify
+// it.
+func (s *Snapshot) QuotaOverrides() map[string]map[string]float64 { return s.quotas }
+
+// QuotaOverride is one entity's quota values; nil if it has none.
+func (s *Snapshot) QuotaOverride(path string) map[string]float64 { return s.quotas[path] }

@@ -44,39 +44,79 @@ func parseScramKey(key string) (user, mechanism string, ok bool) {
 	return unescape(u), m, true
 }
 
-// applyScram installs one changed credential into m (user → mechanism →
-// credential), copying the user's inner map so older snapshots stay intact.
-func applyScram(m map[string]map[string]auth.Credential, c Change) error {
-	user, mech, ok := parseScramKey(c.Key)
-	if !ok {
-		return nil
-	}
-	inner := maps.Clone(m[user])
-	if inner == nil {
-		inner = map[string]auth.Credential{}
-	}
-	if c.Deleted {
-		delete(inner, mech)
-	} else {
-		var j scramJSON
-		if err := json.Unmarshal(c.Value, &j); err != nil {
-			return fmt.Errorf("decoding %s: %w", c.Key, err)
+// ScramSlot names one stored credential: a user's, for one mechanism.
+type ScramSlot struct{ User, Mechanism string }
+
+// ScramDelta holds the credentials a batch wrote; nil: deleted.
+type ScramDelta map[ScramSlot]*auth.Credential
+
+// The SCRAM sub-image is user → mechanism → credential, a plain map copied
+// on change (credentials change at admin rates); a changed user's inner
+// map is copied too, so older snapshots stay intact.
+var scramKind = recordKind{
+	decode: func(d *Delta, c Change) (bool, error) {
+		if !hasPrefix(c.Key, prefixScram) {
+			return false, nil
 		}
-		inner[mech] = auth.Credential{Mechanism: mech, Salt: j.Salt, StoredKey: j.StoredKey, ServerKey: j.ServerKey, Iterations: j.Iterations}
-	}
-	if len(inner) == 0 {
-		delete(m, user)
-	} else {
-		m[user] = inner
-	}
-	return nil
+		user, mech, ok := parseScramKey(c.Key)
+		if !ok {
+			return true, nil
+		}
+		var cred *auth.Credential
+		if !c.Deleted {
+			var j scramJSON
+			if err := json.Unmarshal(c.Value, &j); err != nil {
+				return true, fmt.Errorf("decoding %s: %w", c.Key, err)
+			}
+			cred = &auth.Credential{Mechanism: mech, Salt: j.Salt, StoredKey: j.StoredKey, ServerKey: j.ServerKey, Iterations: j.Iterations}
+		}
+		setDelta(&d.Scram, ScramSlot{user, mech}, cred)
+		return true, nil
+	},
+	apply: func(next *Snapshot, d *Delta) {
+		if len(d.Scram) == 0 {
+			return
+		}
+		m := maps.Clone(next.scram)
+		if m == nil {
+			m = map[string]map[string]auth.Credential{}
+		}
+		inners := map[string]map[string]auth.Credential{} // the changed users', copied
+		for slot, cred := range d.Scram {
+			inner, ok := inners[slot.User]
+			if !ok {
+				if inner = maps.Clone(m[slot.User]); inner == nil {
+					inner = map[string]auth.Credential{}
+				}
+				inners[slot.User] = inner
+			}
+			if cred == nil {
+				delete(inner, slot.Mechanism)
+			} else {
+				inner[slot.Mechanism] = *cred
+			}
+		}
+		for user, inner := range inners {
+			if len(inner) == 0 {
+				delete(m, user)
+			} else {
+				m[user] = inner
+			}
+		}
+		next.scram = m
+	},
+	merge: func(d, later *Delta) { mergeInto(&d.Scram, later.Scram) },
 }
 
 // ScramCredential finds a user's credential for a mechanism.
 func (s *Snapshot) ScramCredential(user, mechanism string) (auth.Credential, bool) {
-	c, ok := s.Scram[user][mechanism]
+	c, ok := s.scram[user][mechanism]
 	return c, ok
 }
+
+// ScramCredentials holds every credential by user, then mechanism. The map
+// is shared: never modify it.
+func (s *Snapshot) ScramCredentials() map[string]map[string]auth.Credential { return s.scram }
 
 // ScramChange is one user's AlterUserScramCredentials work.
 type ScramChange struct {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,16 +20,20 @@ type Store struct {
 
 	mu      sync.Mutex
 	applied *sync.Cond // signalled whenever appliedRev advances
-	// appliedRev is the revision whose listeners have all run: a writer
-	// waits for it, so when an admin call returns its change is in effect
-	// (for example, partition logs already use a new topic config).
-	appliedRev int64
-	listeners  []func(Event)
+	// appliedRev is the revision whose synchronous listeners (OnChange)
+	// have all run: a writer waits for it, so when an admin call returns
+	// its change is in effect (for example, partition logs already use a
+	// new topic config). Reconcilers may still be catching up.
+	appliedRev  int64
+	listeners   []func(Event)
+	reconcilers []*reconciler // reconcile.go
 
 	sync syncState // sync.go
 
+	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
 	done   chan struct{}
+	wg     sync.WaitGroup // the reconcilers' goroutines
 }
 
 // Open loads everything from the backend and starts following its changes.
@@ -38,45 +44,55 @@ func Open(backend Backend, log *slog.Logger) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.cancel = cancel
-	go s.follow(ctx, rev)
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	go s.follow(s.ctx, rev)
 	return s, nil
 }
 
 // Snapshot returns the current view. It is immutable and safe to hold.
 func (s *Store) Snapshot() *Snapshot { return s.snap.Load() }
 
-// Event tells a listener what changed: the snapshots before and after, and
-// the changed keys. Full is set after a reload, when the changes are not
-// known and the listener must compare the snapshots itself.
+// Event tells a listener what changed: the snapshots before and after, the
+// changed keys, and what they changed, decoded (Delta). Full is set after a
+// reload, when the changes are not known and the listener must compare the
+// snapshots itself; Changes and Delta are then empty.
 type Event struct {
 	Old, Cur *Snapshot
 	Changes  []Change
+	Delta    *Delta
 	Full     bool
 }
 
-// ChangedTopics lists the topics whose metadata (topics/<name>) changed.
-func (e Event) ChangedTopics() []string { return e.changedNames(prefixTopics) }
-
-// ChangedTopicConfigs lists the topics whose config overrides changed.
-func (e Event) ChangedTopicConfigs() []string { return e.changedNames(prefixTopicConf) }
-
-// BrokerConfigsChanged reports whether any dynamic broker config changed.
-func (e Event) BrokerConfigsChanged() bool { return len(e.changedNames(prefixBrokerConf)) > 0 }
-
-func (e Event) changedNames(prefix string) []string {
-	var names []string
-	for _, c := range e.Changes {
-		if name, ok := nameAfter(c.Key, prefix); ok {
-			names = append(names, name)
-		}
+func (e Event) delta() *Delta {
+	if e.Delta == nil {
+		return &Delta{}
 	}
-	return names
+	return e.Delta
 }
 
-// OnChange registers fn to run after each new snapshot is installed, in
-// order, on the store's goroutine. Listeners must not block for long.
+// ChangedTopics lists the topics whose metadata (topics/<name>) changed.
+func (e Event) ChangedTopics() []string { return keysOf(e.delta().Topics) }
+
+// ChangedTopicConfigs lists the topics whose config overrides changed.
+func (e Event) ChangedTopicConfigs() []string { return keysOf(e.delta().Configs.Topics) }
+
+// BrokerConfigsChanged reports whether any dynamic broker config changed.
+func (e Event) BrokerConfigsChanged() bool { return len(e.delta().Configs.Brokers) > 0 }
+
+func keysOf[M ~map[K]V, K comparable, V any](m M) []K {
+	if len(m) == 0 {
+		return nil
+	}
+	return slices.Collect(maps.Keys(m))
+}
+
+// OnChange registers fn as a synchronous listener: it runs after each new
+// snapshot is installed, in order, on the store's goroutine, and a writer's
+// Update returns only once it has run. It is for reactions that must be in
+// effect when the write is acknowledged (a deleted topic's logs are gone
+// before DeleteTopics answers, a new ACL is enforced before CreateAcls
+// answers), so it must not block for long: a slow reaction is a reconciler
+// (Reconcile).
 func (s *Store) OnChange(fn func(Event)) {
 	s.mu.Lock()
 	s.listeners = append(s.listeners, fn)
@@ -121,25 +137,33 @@ func (s *Store) reload(ctx context.Context) (int64, error) {
 	for k, v := range kv {
 		b.Changes = append(b.Changes, Change{Key: k, Value: v})
 	}
-	snap, err := emptySnapshot().with(b)
+	snap, _, err := emptySnapshot().with(b)
 	if err != nil {
 		return 0, err
 	}
-	s.install(snap, nil, true)
+	s.install(Event{Cur: snap, Full: true})
 	return rev, nil
 }
 
-func (s *Store) install(snap *Snapshot, changes []Change, full bool) {
+// install publishes ev.Cur: the synchronous listeners run, writers waiting
+// for its revision are released, and the reconcilers are handed the event
+// to catch up with on their own goroutines.
+func (s *Store) install(ev Event) {
 	s.mu.Lock()
-	old := s.snap.Swap(snap)
-	listeners := s.listeners
+	ev.Old = s.snap.Swap(ev.Cur)
+	listeners, reconcilers := s.listeners, s.reconcilers
 	s.mu.Unlock()
-	if old != nil {
+	if ev.Old != nil {
 		for _, fn := range listeners {
-			fn(Event{Old: old, Cur: snap, Changes: changes, Full: full})
+			fn(ev)
 		}
 	}
-	s.advance(snap.Rev)
+	s.advance(ev.Cur.Rev)
+	if ev.Old != nil {
+		for _, r := range reconcilers {
+			r.offer(ev)
+		}
+	}
 }
 
 // advance marks everything up to rev as applied and wakes the waiters.
@@ -179,7 +203,7 @@ func (s *Store) follow(ctx context.Context, rev int64) {
 				rev = ev.Batch.Rev
 				continue
 			}
-			next, err := s.snap.Load().with(ev.Batch)
+			next, delta, err := s.snap.Load().with(ev.Batch)
 			if err != nil {
 				s.log.Error("bad metadata change; reloading", "rev", ev.Batch.Rev, "err", err)
 				if r, err := s.reload(ctx); err == nil {
@@ -187,7 +211,7 @@ func (s *Store) follow(ctx context.Context, rev int64) {
 				}
 				break
 			}
-			s.install(next, ev.Batch.Changes, false)
+			s.install(Event{Cur: next, Changes: ev.Batch.Changes, Delta: delta})
 			rev = ev.Batch.Rev
 		}
 		select {
@@ -197,9 +221,11 @@ func (s *Store) follow(ctx context.Context, rev int64) {
 	}
 }
 
-// Close stops following changes and closes the backend.
+// Close stops following changes, waits for a reconciler still running to
+// return, and closes the backend.
 func (s *Store) Close() error {
 	s.cancel()
 	<-s.done
+	s.wg.Wait()
 	return s.backend.Close()
 }

@@ -37,7 +37,7 @@ func TestTopicsAndConfigsSurviveReopen(t *testing.T) {
 	if _, err := s.CreateTopic(ctx, Topic{Name: "a/b c", Partitions: 1}, nil); !errors.Is(err, ErrTopicExists) {
 		t.Fatalf("second create: %v", err)
 	}
-	if err := s.SetPartitionCount(ctx, "a/b c", 2); !errors.Is(err, ErrInvalidPartions) {
+	if err := s.SetPartitionCount(ctx, "a/b c", 2); !errors.Is(err, ErrInvalidPartitions) {
 		t.Fatalf("lowering partitions: %v", err)
 	}
 	if err := s.SetPartitionCount(ctx, "a/b c", 5); err != nil {
@@ -60,18 +60,18 @@ func TestTopicsAndConfigsSurviveReopen(t *testing.T) {
 	s = openStore(t, path)
 	defer s.Close()
 	snap := s.Snapshot()
-	got := snap.Topics["a/b c"]
-	if snap.ClusterID != id || got == nil || got.ID != created.ID || got.Partitions != 5 || snap.TopicIDs[created.ID] != got {
+	got := snap.Topic("a/b c")
+	if snap.ClusterID != id || got == nil || got.ID != created.ID || got.Partitions != 5 || snap.TopicByID(created.ID) != got {
 		t.Fatalf("after reopen: cluster %q topic %+v", snap.ClusterID, got)
 	}
-	if snap.TopicConfigs["a/b c"]["retention.ms"] != "1" || snap.BrokerConfigs[""]["log.retention.ms"] != "9" {
-		t.Fatalf("configs after reopen: %v %v", snap.TopicConfigs, snap.BrokerConfigs)
+	if snap.TopicConfig("a/b c")["retention.ms"] != "1" || snap.BrokerConfig("")["log.retention.ms"] != "9" {
+		t.Fatalf("configs after reopen: %v %v", snap.TopicConfig("a/b c"), snap.BrokerConfig(""))
 	}
 	if err := s.DeleteTopic(ctx, "a/b c"); err != nil {
 		t.Fatal(err)
 	}
-	if snap := s.Snapshot(); len(snap.Topics) != 0 || len(snap.TopicIDs) != 0 || len(snap.TopicConfigs) != 0 {
-		t.Fatalf("delete left %v %v %v", snap.Topics, snap.TopicIDs, snap.TopicConfigs)
+	if snap := s.Snapshot(); snap.TopicCount() != 0 || snap.TopicByID(created.ID) != nil || snap.TopicConfigCount() != 0 {
+		t.Fatalf("delete left %d topics, %v by id, %d with configs", snap.TopicCount(), snap.TopicByID(created.ID), snap.TopicConfigCount())
 	}
 }
 
@@ -139,7 +139,7 @@ func TestQuotaEntitiesStoredByPath(t *testing.T) {
 	s.Close()
 	s = openStore(t, path)
 	defer s.Close()
-	q := s.Snapshot().Quotas
+	q := s.Snapshot().QuotaOverrides()
 	if len(q) != 4 || q["users/alice/clients/c1"]["producer_byte_rate"] != 1024 || q["users/alice"] != nil {
 		t.Fatalf("quotas after reopen: %v", q)
 	}

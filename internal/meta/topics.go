@@ -10,9 +10,9 @@ import (
 
 // Errors of the typed operations; the API layer maps them to Kafka codes.
 var (
-	ErrTopicExists     = errors.New("topic already exists")
-	ErrUnknownTopic    = errors.New("unknown topic")
-	ErrInvalidPartions = errors.New("invalid partition count")
+	ErrTopicExists       = errors.New("topic already exists")
+	ErrUnknownTopic      = errors.New("unknown topic")
+	ErrInvalidPartitions = errors.New("invalid partition count")
 )
 
 // NewTopicID returns a random topic id that is neither all zeros nor the
@@ -133,10 +133,10 @@ func (s *Store) AddPartitions(ctx context.Context, name string, count int32, rep
 			return err
 		}
 		if count <= t.Partitions {
-			return fmt.Errorf("%w: topic currently has %d partitions, which is higher than the requested %d", ErrInvalidPartions, t.Partitions, count)
+			return fmt.Errorf("%w: topic currently has %d partitions, which is higher than the requested %d", ErrInvalidPartitions, t.Partitions, count)
 		}
 		if len(replicas) > 0 && int32(len(replicas)) != count-t.Partitions {
-			return fmt.Errorf("%w: the topic's partition count changed concurrently (now %d)", ErrInvalidPartions, t.Partitions)
+			return fmt.Errorf("%w: the topic's partition count changed concurrently (now %d)", ErrInvalidPartitions, t.Partitions)
 		}
 		if len(replicas) > 0 {
 			for int32(len(t.Replicas)) < t.Partitions {

@@ -41,7 +41,7 @@ func (p *Partitions) storageConfig(snap *meta.Snapshot, topic string) storage.Co
 
 // MinInsyncReplicas is the topic's effective min.insync.replicas in snap.
 func (p *Partitions) MinInsyncReplicas(snap *meta.Snapshot, topic string) int {
-	if v, ok := snap.TopicConfigs[topic]["min.insync.replicas"]; ok {
+	if v, ok := snap.TopicConfig(topic)["min.insync.replicas"]; ok {
 		if n, err := strconv.Atoi(v); err == nil {
 			return n
 		}
@@ -63,12 +63,12 @@ func (p *Partitions) applyLogConfigs(ch dynconfig.Change) {
 	if ch.Full || len(ch.Keys) > 0 {
 		p.cacheBrokerSettings(ch.Snap)
 		topics = topics[:0:0]
-		for name := range ch.Snap.Topics {
+		for name := range ch.Snap.AllTopics() {
 			topics = append(topics, name)
 		}
 	}
 	for _, name := range topics {
-		t := ch.Snap.Topics[name]
+		t := ch.Snap.Topic(name)
 		if t == nil {
 			continue
 		}

@@ -3,7 +3,6 @@ package partitions
 import (
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"sync"
 
@@ -85,7 +84,7 @@ func (p *Partitions) openLocked(snap *meta.Snapshot, t *meta.Topic, partition in
 // retention, so that a cold start costs a file check per partition rather
 // than opening and reading every log.
 func (p *Partitions) OpenAll(snap *meta.Snapshot) error {
-	for _, t := range snap.Topics {
+	for _, t := range snap.AllTopics() {
 		for i := int32(0); i < t.Partitions; i++ {
 			if t.Leader(i, p.broker.NodeID) != p.broker.NodeID {
 				continue // led, and stored, by another broker
@@ -111,7 +110,7 @@ func (p *Partitions) opener(topic string, partition int32) func() error {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		snap := p.store.Snapshot()
-		t := snap.Topics[topic]
+		t := snap.Topic(topic)
 		if t == nil || partition >= t.Partitions || t.Leader(partition, p.broker.NodeID) != p.broker.NodeID {
 			return nil
 		}
@@ -126,10 +125,10 @@ func (p *Partitions) opener(topic string, partition int32) func() error {
 func (p *Partitions) apply(ev meta.Event) {
 	deleted := ev.ChangedTopics()
 	if ev.Full {
-		deleted = slices.Collect(maps.Keys(ev.Old.Topics))
+		deleted = slices.Collect(ev.Old.TopicNames())
 	}
 	for _, name := range deleted {
-		t, nt := ev.Old.Topics[name], ev.Cur.Topics[name]
+		t, nt := ev.Old.Topic(name), ev.Cur.Topic(name)
 		if t != nil && (nt == nil || nt.ID != t.ID) {
 			p.mu.Lock()
 			if err := p.logs.DeleteTopic(name); err != nil {

@@ -1,0 +1,88 @@
+package meta
+
+import (
+	"encoding/json"
+	"fmt"
+	"iter"
+
+	"github.com/benbjohnson/immutable"
+)
+
+// configsImage holds the config overrides: each topic's (only topics that
+// have some), in a persistent map since there may be one per topic, and
+// the dynamic broker configs by broker id, "" being the cluster-wide
+// default (a handful of entries, so a plain map copied on change).
+type configsImage struct {
+	topics  *immutable.Map[string, map[string]string]
+	brokers map[string]map[string]string
+}
+
+// ConfigsDelta holds the config overrides a batch wrote, by topic and by
+// broker id ("" the cluster default); nil: removed.
+type ConfigsDelta struct {
+	Topics  map[string]map[string]string
+	Brokers map[string]map[string]string
+}
+
+var configsKind = recordKind{
+	decode: func(d *Delta, c Change) (bool, error) {
+		into, prefix := &d.Configs.Topics, prefixTopicConf
+		switch {
+		case hasPrefix(c.Key, prefixTopicConf):
+		case hasPrefix(c.Key, prefixBrokerConf):
+			into, prefix = &d.Configs.Brokers, prefixBrokerConf
+		default:
+			return false, nil
+		}
+		name, ok := nameAfter(c.Key, prefix)
+		if !ok {
+			return true, nil
+		}
+		if prefix == prefixBrokerConf && name == DefaultEntity {
+			name = ""
+		}
+		var conf map[string]string
+		if !c.Deleted {
+			if err := json.Unmarshal(c.Value, &conf); err != nil {
+				return true, fmt.Errorf("decoding %s: %w", c.Key, err)
+			}
+			if conf == nil {
+				conf = map[string]string{} // a stored null is an empty set, not a removal
+			}
+		}
+		setDelta(into, name, conf)
+		return true, nil
+	},
+	apply: func(next *Snapshot, d *Delta) {
+		isNil := func(m map[string]string) bool { return m == nil }
+		if len(d.Configs.Topics) > 0 {
+			next.configs.topics = persistentWith(next.configs.topics, stringHasher{}, d.Configs.Topics, isNil)
+		}
+		if len(d.Configs.Brokers) > 0 {
+			next.configs.brokers = cloneWith(next.configs.brokers, d.Configs.Brokers, isNil)
+		}
+	},
+	merge: func(d, later *Delta) {
+		mergeInto(&d.Configs.Topics, later.Configs.Topics)
+		mergeInto(&d.Configs.Brokers, later.Configs.Brokers)
+	},
+}
+
+// TopicConfig is the topic's config overrides; nil if it has none. The map
+// is shared: never modify it.
+func (s *Snapshot) TopicConfig(name string) map[string]string {
+	return getFrom(s.configs.topics, name)
+}
+
+// AllTopicConfigs iterates over the overrides of every topic that has
+// some, in no particular order.
+func (s *Snapshot) AllTopicConfigs() iter.Seq2[string, map[string]string] {
+	return all(s.configs.topics)
+}
+
+// BrokerConfig is a broker's dynamic configs by id; "" is the cluster-wide
+// default. The map is shared: never modify it.
+func (s *Snapshot) BrokerConfig(id string) map[string]string { return s.configs.brokers[id] }
+
+// TopicConfigCount is the number of topics that have config overrides.
+func (s *Snapshot) TopicConfigCount() int { return lenOf(s.configs.topics) }
