@@ -21,7 +21,7 @@ import (
 	"kbroker/internal/logging"
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
-	"kbroker/internal/partitions"
+	"kbroker/internal/replica"
 	"kbroker/internal/quota"
 	"kbroker/internal/storage"
 	"kbroker/internal/wire"
@@ -127,7 +127,7 @@ func (b *Broker) Start() (err error) {
 	if b.logs, err = storage.OpenManager(b.cfg.LogDirs, b.loggers.Logger("kbroker.storage")); err != nil {
 		return err
 	}
-	b.logs.FlushCheckIntervalMs = partitions.FlushCheckInterval(b.cfg.Props)
+	b.logs.FlushCheckIntervalMs = replica.FlushCheckInterval(b.cfg.Props)
 	passwords, err := b.passwordEncoder()
 	if err != nil {
 		return err
@@ -136,7 +136,7 @@ func (b *Broker) Start() (err error) {
 		Broker: b.cfg, Store: b.store, Policy: b.alterPolicy, Passwords: passwords,
 		Logger: b.log, Audit: b.loggers.Logger("kbroker.audit"), Loggers: b.loggers,
 	})
-	parts := partitions.New(b.cfg, b.store, b.configs, b.logs, b.loggers.Logger("kbroker.partitions"), b.metrics.ForgetTopic)
+	parts := replica.New(b.cfg, b.store, b.configs, b.logs, b.loggers.Logger("kbroker.partitions"), b.metrics.ForgetTopic)
 	quotas := b.startQuotas()
 	if err := parts.OpenAll(b.store.Snapshot()); err != nil {
 		return err

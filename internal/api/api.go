@@ -20,7 +20,7 @@ import (
 	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
-	"kbroker/internal/partitions"
+	"kbroker/internal/replica"
 	"kbroker/internal/quota"
 	"kbroker/internal/txn"
 	"kbroker/internal/wire"
@@ -32,7 +32,7 @@ type Deps struct {
 	Broker    *config.Broker
 	ClusterID string
 	Store     *meta.Store
-	Logs      *partitions.Partitions
+	Logs      *replica.Partitions
 	// Configs is the dynamic configuration: effective values, and every
 	// change of a topic's or broker's configs.
 	Configs *dynconfig.Configs

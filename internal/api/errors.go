@@ -10,7 +10,7 @@ import (
 	"kbroker/internal/controller"
 	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
-	"kbroker/internal/partitions"
+	"kbroker/internal/replica"
 	"kbroker/internal/quota"
 	"kbroker/internal/record"
 	"kbroker/internal/refusal"
@@ -44,10 +44,10 @@ var errorTable = []struct {
 	// A follower's own check of what it fetched (Kafka has no code for it):
 	// it never answers a client request.
 	{storage.ErrUnexpectedAppendOffset, kerr.UnknownServerError},
-	{partitions.ErrNotLeader, kerr.NotLeaderForPartition},
-	{partitions.ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch},
-	{partitions.ErrUnknownLeaderEpoch, kerr.UnknownLeaderEpoch},
-	{partitions.ErrNotEnoughReplicas, kerr.NotEnoughReplicas},
+	{replica.ErrNotLeader, kerr.NotLeaderForPartition},
+	{replica.ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch},
+	{replica.ErrUnknownLeaderEpoch, kerr.UnknownLeaderEpoch},
+	{replica.ErrNotEnoughReplicas, kerr.NotEnoughReplicas},
 	{meta.ErrTopicExists, kerr.TopicAlreadyExists},
 	{meta.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{meta.ErrInvalidPartitions, kerr.InvalidPartitions},

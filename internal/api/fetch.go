@@ -8,12 +8,12 @@ package api
 // whole even when larger (KIP-74), so a consumer can always make progress.
 // Long polling: when less than min_bytes is available the request waits, up
 // to max_wait_ms, for appends to any requested partition, in the delayed
-// queue of internal/partitions. v13+ names topics by id. Fetch sessions
+// queue of internal/replica. v13+ names topics by id. Fetch sessions
 // (KIP-227, v7+) are not kept: every answer has session id 0, which tells
 // clients to send full requests; an incremental request for a session we do
 // not know gets FETCH_SESSION_ID_NOT_FOUND. The high watermark, the last
 // stable offset and the leader epoch check (KIP-320) are the partition's
-// state (internal/partitions), which also refuses follower fetches while
+// state (internal/replica), which also refuses follower fetches while
 // every partition has one replica. There are no aborted transactions.
 
 import (
@@ -24,7 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/auth"
-	"kbroker/internal/partitions"
+	"kbroker/internal/replica"
 	"kbroker/internal/wire"
 )
 
@@ -97,7 +97,7 @@ func (s *Server) finishFetch(c *wire.Conn, r *wire.Request, resp *kmsg.FetchResp
 // readFetch builds one answer from the logs as they are now. done is true
 // when it should be sent at once (min_bytes reached, or an error). With
 // watch, read names the partitions read, for waiting on them.
-func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32, fromReplica, watch bool) (resp *kmsg.FetchResponse, read []partitions.Key, done bool) {
+func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32, fromReplica, watch bool) (resp *kmsg.FetchResponse, read []replica.Key, done bool) {
 	resp = req.ResponseKind().(*kmsg.FetchResponse)
 	snap := s.Store.Snapshot()
 	var total int32
@@ -107,7 +107,7 @@ func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32,
 		for _, rt := range req.Topics {
 			n += len(rt.Partitions)
 		}
-		read = make([]partitions.Key, 0, n)
+		read = make([]replica.Key, 0, n)
 	}
 	for _, rt := range req.Topics {
 		st := kmsg.NewFetchResponseTopic()
@@ -122,7 +122,7 @@ func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32,
 			if fromReplica {
 				err = s.Logs.FollowerFetch()
 			} else if err = s.topicRefAllowed(c, snap, auth.OpRead, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13}); err == nil {
-				var pt partitions.Partition
+				var pt replica.Partition
 				if pt, err = s.resolve(snap, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}); err == nil {
 					err = pt.CheckLeaderEpoch(rp.CurrentLeaderEpoch)
 				}
@@ -131,7 +131,7 @@ func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32,
 						read = append(read, pt.Key)
 					}
 					limit := min(rp.PartitionMaxBytes, maxBytes-total)
-					var f partitions.Fetched
+					var f replica.Fetched
 					f, err = pt.Read(rp.FetchOffset, max(limit, 0), total == 0)
 					sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = f.HighWatermark, f.LastStableOffset, f.LogStartOffset
 					sp.RecordBatches = f.Records

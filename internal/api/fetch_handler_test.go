@@ -27,7 +27,7 @@ import (
 	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
-	"kbroker/internal/partitions"
+	"kbroker/internal/replica"
 	"kbroker/internal/quota"
 	"kbroker/internal/storage"
 	"kbroker/internal/wire"
@@ -60,7 +60,7 @@ func benchServer(b testing.TB, partitionCount int32) *Server {
 	if _, _, err := store.CreateTopics(context.Background(), []meta.NewTopic{{Topic: meta.Topic{Name: "t", Partitions: partitionCount, ReplicationFactor: 1}}}); err != nil {
 		b.Fatal(err)
 	}
-	return New(Deps{Broker: cfg, Store: store, Logs: partitions.New(cfg, store, dynconfig.New(dynconfig.Options{Broker: cfg, Store: store, Logger: discard, Audit: discard}), logs, discard), Metrics: metrics.New(), Quotas: quota.New(quota.Options{})})
+	return New(Deps{Broker: cfg, Store: store, Logs: replica.New(cfg, store, dynconfig.New(dynconfig.Options{Broker: cfg, Store: store, Logger: discard, Audit: discard}), logs, discard), Metrics: metrics.New(), Quotas: quota.New(quota.Options{})})
 }
 
 // oneRecordBatch is a v2 record batch of one record with a value of size bytes.

@@ -17,7 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/auth"
-	"kbroker/internal/partitions"
+	"kbroker/internal/replica"
 	"kbroker/internal/wire"
 )
 
@@ -43,7 +43,7 @@ func handleListOffsets(ctx context.Context, s *Server, c *wire.Conn, r *wire.Req
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
-			var pt partitions.Partition
+			var pt replica.Partition
 			err := s.topicAllowed(c, auth.OpDescribe, rt.Topic)
 			if err == nil {
 				pt, err = s.resolve(snap, partitionRef{name: rt.Topic, partition: rp.Partition})

@@ -128,7 +128,7 @@ func brokerList(live map[int32]*meta.Broker, listener string) []kmsg.MetadataRes
 }
 
 // topicMetadata describes t's partitions with their leaders, replicas and
-// in-sync replicas (partitions.State). A partition whose leader is not live
+// in-sync replicas (replica.State). A partition whose leader is not live
 // has no leader: LEADER_NOT_AVAILABLE with leader -1, so clients retry
 // until it is back.
 func (s *Server) topicMetadata(snap *meta.Snapshot, live map[int32]*meta.Broker, t *meta.Topic) kmsg.MetadataResponseTopic {

@@ -6,7 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kbroker/internal/meta"
-	"kbroker/internal/partitions"
+	"kbroker/internal/replica"
 )
 
 // partitionRef names a partition as a request does: by topic name, or by
@@ -21,17 +21,17 @@ type partitionRef struct {
 // resolve finds the topic and the partition this broker leads, or returns
 // the error Kafka gives for a missing topic, id or partition, or one led
 // elsewhere.
-func (s *Server) resolve(snap *meta.Snapshot, ref partitionRef) (partitions.Partition, error) {
+func (s *Server) resolve(snap *meta.Snapshot, ref partitionRef) (replica.Partition, error) {
 	var t *meta.Topic
 	if ref.byID {
 		if t = snap.TopicByID(meta.TopicID(ref.id)); t == nil {
-			return partitions.Partition{}, newError(kerr.UnknownTopicID, "This server does not host this topic ID.")
+			return replica.Partition{}, newError(kerr.UnknownTopicID, "This server does not host this topic ID.")
 		}
 	} else if t = snap.Topic(ref.name); t == nil {
-		return partitions.Partition{}, newError(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")
+		return replica.Partition{}, newError(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")
 	}
 	if ref.partition < 0 || ref.partition >= t.Partitions {
-		return partitions.Partition{}, newError(kerr.UnknownTopicOrPartition, fmt.Sprintf("Partition %d of topic %s does not exist.", ref.partition, t.Name))
+		return replica.Partition{}, newError(kerr.UnknownTopicOrPartition, fmt.Sprintf("Partition %d of topic %s does not exist.", ref.partition, t.Name))
 	}
 	return s.Logs.Lead(snap, t, ref.partition)
 }

@@ -9,7 +9,7 @@ package api
 // without being written again. acks may be 0 (no response; an error closes
 // the connection so the client notices), 1 (the leader's append) or -1
 // (every in-sync replica, at least min.insync.replicas of them:
-// partitions.Partition.AppendAsLeader). v13 names topics by id.
+// replica.Partition.AppendAsLeader). v13 names topics by id.
 // Transactional batches are refused (no transaction coordinator yet).
 
 import (

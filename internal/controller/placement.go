@@ -8,7 +8,7 @@ import (
 	"strconv"
 
 	"kbroker/internal/meta"
-	"kbroker/internal/partitions"
+	"kbroker/internal/replica"
 	"kbroker/internal/refusal"
 )
 
@@ -78,7 +78,7 @@ func (c *Controller) checkReplicationFactor(rf int16) error {
 		return refusal.New(ErrInvalidReplicationFactor, fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.",
 			rf, rf, live))
 	}
-	if rf > partitions.MaxReplicationFactor {
+	if rf > replica.MaxReplicationFactor {
 		return refusal.New(ErrInvalidReplicationFactor, fmt.Sprintf("Replication factor %d is not supported: kbroker keeps one replica of each partition (its leader); use a replication factor of 1 or -1.", rf))
 	}
 	return nil

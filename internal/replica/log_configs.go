@@ -1,4 +1,4 @@
-package partitions
+package replica
 
 // The logs applier of the dynamic configuration: the open logs of a topic
 // get its effective configs again when its overrides change, and every

@@ -1,4 +1,4 @@
-// Package partitions holds the partitions this broker hosts and their role.
+// Package replica holds the partitions this broker hosts and their role.
 // It keeps their logs in step with the metadata (opened with the topic's
 // effective configs, reconfigured when those change as the dynamic
 // configuration's logs applier (log_configs.go), deleted with the
@@ -10,4 +10,4 @@
 //
 // Every partition has one replica today, its leader; the facts that follow
 // from that live here and nowhere else.
-package partitions
+package replica
