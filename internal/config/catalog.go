@@ -78,6 +78,11 @@ const (
 	ApplyListenerSecurity Applier = "listener-security"
 	// ApplyConnectionLimits: connection counts and creation rates.
 	ApplyConnectionLimits Applier = "connection-limits"
+	// ApplyNotNeeded: the dynamic Kafka keys kbroker accepts but does not
+	// need (kafkaOnlyDefs). A change is validated, stored, described and
+	// audited like any other and has no effect; naming it keeps "every
+	// dynamic key has an applier" free of silent gaps.
+	ApplyNotNeeded Applier = "accepted-not-needed"
 )
 
 // Synonym is a broker key that supplies a topic config's default. Convert

@@ -1,0 +1,114 @@
+package config
+
+import (
+	"bufio"
+	"os"
+	"strings"
+	"testing"
+)
+
+// kbrokerOwnKeys are the broker keys kbroker defines that Kafka 4.0's
+// broker does not (besides the kbroker.* and metadata.etcd.* families).
+var kbrokerOwnKeys = map[string]string{
+	"metrics.listener":               "kbroker's Prometheus endpoint",
+	"client.quota.subquota.mode":     "kbroker's choice between Kafka's and KIP-55's (user, client-id) quota semantics",
+	"quota.user.producer.default":    "kbroker's static per-user quota default",
+	"quota.user.consumer.default":    "kbroker's static per-user quota default",
+	"quota.producer.default":         "Kafka 3.x static client-id quota default, removed from Kafka 4.0 and kept here",
+	"quota.consumer.default":         "Kafka 3.x static client-id quota default, removed from Kafka 4.0 and kept here",
+	"super.users":                    "read by Kafka's StandardAuthorizer, not part of KafkaConfig",
+	"allow.everyone.if.no.acl.found": "read by Kafka's StandardAuthorizer, not part of KafkaConfig",
+	"password.encoder.secret":        "Kafka 3.x (ZooKeeper mode) key; kbroker encrypts dynamic passwords with it",
+	"password.encoder.old.secret":    "Kafka 3.x (ZooKeeper mode) key; kbroker encrypts dynamic passwords with it",
+}
+
+// scopeDeviations are the keys whose dynamic scope deliberately differs
+// from Kafka's.
+var scopeDeviations = map[string]string{
+	"listeners":                      "kbroker binds its listeners once, at startup",
+	"listener.security.protocol.map": "kbroker binds its listeners once, at startup",
+}
+
+func kafkaBrokerKeys(t *testing.T) map[string]Mode {
+	t.Helper()
+	f, err := os.Open("testdata/kafka-4.0-broker-configs.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	modes := map[string]Mode{"read-only": ReadOnly, "per-broker": PerBroker, "cluster-wide": ClusterWide}
+	keys := map[string]Mode{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, mode, ok := strings.Cut(line, " ")
+		m, known := modes[mode]
+		if !ok || !known {
+			t.Fatalf("testdata line %q: want <name> <read-only|per-broker|cluster-wide>", line)
+		}
+		keys[name] = m
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) < 250 {
+		t.Fatalf("read %d Kafka keys; the testdata file looks truncated", len(keys))
+	}
+	return keys
+}
+
+// TestBrokerCatalogMatchesKafka40: every Kafka 4.0 broker config is in the
+// catalog with Kafka's dynamic update mode, and the catalog has nothing
+// else but kbroker's own keys.
+func TestBrokerCatalogMatchesKafka40(t *testing.T) {
+	kafka := kafkaBrokerKeys(t)
+	modeName := map[Mode]string{ReadOnly: "read-only", PerBroker: "per-broker", ClusterWide: "cluster-wide"}
+	for name, want := range kafka {
+		d := Brokers.byName[name]
+		if d == nil {
+			t.Errorf("Kafka 4.0 broker config %s is missing from the catalog", name)
+			continue
+		}
+		if d.Mode != want && scopeDeviations[name] == "" {
+			t.Errorf("%s: mode %s, Kafka 4.0 has %s", name, modeName[d.Mode], modeName[want])
+		}
+		if d.Mode == want && scopeDeviations[name] != "" {
+			t.Errorf("%s is listed as a scope deviation but matches Kafka (%s)", name, modeName[want])
+		}
+	}
+	for _, d := range Brokers.Defs() {
+		if _, ok := kafka[d.Name]; ok {
+			continue
+		}
+		if strings.HasPrefix(d.Name, "kbroker.") || strings.HasPrefix(d.Name, "metadata.etcd.") || kbrokerOwnKeys[d.Name] != "" {
+			continue
+		}
+		t.Errorf("catalog key %s is not a Kafka 4.0 broker config nor listed as kbroker's own", d.Name)
+	}
+	for name := range kbrokerOwnKeys {
+		if Brokers.byName[name] == nil {
+			t.Errorf("kbrokerOwnKeys lists %s, which the catalog does not define", name)
+		}
+	}
+}
+
+// TestEveryBrokerConfigIsDocumented: DescribeConfigs v3+ returns each key's
+// documentation, and the keys kbroker does not need say so.
+func TestEveryBrokerConfigIsDocumented(t *testing.T) {
+	for _, d := range Brokers.Defs() {
+		if strings.TrimSpace(d.Doc) == "" {
+			t.Errorf("%s has no documentation", d.Name)
+		}
+		if d.AppliedBy == ApplyNotNeeded && !strings.Contains(d.Doc, "kbroker does not need it") {
+			t.Errorf("%s is applied by nothing but its documentation does not say kbroker does not need it", d.Name)
+		}
+		if !d.NoDefault {
+			if err := d.Validate(d.Default); err != nil {
+				t.Errorf("%s: its default fails its own validator: %v", d.Name, err)
+			}
+		}
+	}
+}
