@@ -221,7 +221,7 @@ func TestIncrementalAlterTopicConfigs(t *testing.T) {
 	}{
 		{"unknown key", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op("retention.msec", set, "1")}, kerr.InvalidConfig.Code, "Unknown topic config name: retention.msec"},
 		{"wrong type", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op("retention.ms", set, "soon")}, kerr.InvalidConfig.Code, "Invalid value soon for configuration retention.ms: Not a number of type LONG"},
-		{"out of range", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op("segment.bytes", set, "1")}, kerr.InvalidConfig.Code, "Invalid value 1 for configuration segment.bytes: Value must be at least 14"},
+		{"out of range", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op("segment.bytes", set, "1")}, kerr.InvalidConfig.Code, "Invalid value 1 for configuration segment.bytes: Value must be at least 1048576"},
 		{"append to non-list", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op("retention.ms", app, "1")}, kerr.InvalidConfig.Code, "because its type is not LIST"},
 		{"duplicate key", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op("retention.ms", set, "1"), op("retention.ms", set, "2")}, kerr.InvalidRequest.Code, "duplicate config keys"},
 		{"one bad key fails the resource", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op("retention.ms", set, "5"), op("segment.bytes", set, "1")}, kerr.InvalidConfig.Code, "segment.bytes"},

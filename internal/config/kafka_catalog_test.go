@@ -112,3 +112,45 @@ func TestEveryBrokerConfigIsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestClosestBrokerKeyNamesTheLikelyTypo: a misspelt key in
+// server.properties is reported with the key it most likely meant.
+func TestClosestBrokerKeyNamesTheLikelyTypo(t *testing.T) {
+	for typo, want := range map[string]string{
+		"listners":                 "listeners",
+		"log.dirz":                 "log.dirs",
+		"num.partition":            "num.partitions",
+		"log.retention.hour":       "log.retention.hours",
+		"auto.create.topic.enable": "auto.create.topics.enable",
+		"my.custom.plugin.key":     "",
+		"x":                        "",
+	} {
+		if got := ClosestBrokerKey(typo); got != want {
+			t.Errorf("ClosestBrokerKey(%q) = %q, want %q", typo, got, want)
+		}
+	}
+}
+
+// TestSegmentBytesFloorIsKafka4s: KIP-1030 raised segment.bytes and
+// log.segment.bytes to at least 1 MiB; internal.segment.bytes, Kafka's
+// internal key for tests, still takes small segments and is not listed
+// among the topic configs a describe returns.
+func TestSegmentBytesFloorIsKafka4s(t *testing.T) {
+	for _, d := range []*Def{Topics.Lookup("segment.bytes"), Brokers.Lookup("log.segment.bytes")} {
+		if err := d.Validate("4096"); err == nil {
+			t.Errorf("%s=4096 accepted; Kafka 4 requires at least 1048576", d.Name)
+		}
+		if err := d.Validate("1048576"); err != nil {
+			t.Errorf("%s=1048576 refused: %v", d.Name, err)
+		}
+	}
+	internal := Topics.Lookup("internal.segment.bytes")
+	if internal == nil || internal.Validate("4096") != nil {
+		t.Fatalf("internal.segment.bytes=4096 not accepted: %+v", internal)
+	}
+	for _, d := range Topics.Defs() {
+		if d.Name == "internal.segment.bytes" {
+			t.Error("internal.segment.bytes is among the topic configs every describe lists")
+		}
+	}
+}
