@@ -5,8 +5,8 @@ package api
 // the metadata store under config/topics/<topic>.
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
