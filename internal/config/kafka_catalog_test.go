@@ -154,3 +154,26 @@ func TestSegmentBytesFloorIsKafka4s(t *testing.T) {
 		}
 	}
 }
+
+// TestListenerScopedKafkaSecurityKeys: every ssl.* and sasl.* key may be
+// given per listener, as Kafka allows, including the ones kbroker does not
+// need; a key no listener reads may not.
+func TestListenerScopedKafkaSecurityKeys(t *testing.T) {
+	for _, name := range []string{
+		"listener.name.external.ssl.cipher.suites",
+		"listener.name.external.ssl.enabled.protocols",
+		"listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config",
+		"listener.name.sasl_ssl.oauthbearer.sasl.server.callback.handler.class",
+		"listener.name.sasl_ssl.oauthbearer.connections.max.reauth.ms",
+	} {
+		if ListenerDef(name) == nil {
+			t.Errorf("%s is not a known listener-scoped key", name)
+		}
+	}
+	if d := ListenerDef("listener.name.external.ssl.cipher.suites"); d != nil && d.Mode != PerBroker {
+		t.Errorf("listener-scoped ssl.cipher.suites has mode %d, want per-broker", d.Mode)
+	}
+	if ListenerDef("listener.name.external.num.io.threads") != nil {
+		t.Error("listener.name.external.num.io.threads accepted; Kafka has no per-listener num.io.threads")
+	}
+}
