@@ -24,7 +24,9 @@ var Brokers = newCatalog(append([]*Def{
 		Doc: "Directory for partition logs when log.dirs is not set."},
 	{Name: "num.partitions", Type: TypeInt, Default: "1", Check: atLeast(1), Mode: ReadOnly,
 		Doc: "Partitions of a topic created without a count (CreateTopics with -1, or auto-creation)."},
-	{Name: "default.replication.factor", Type: TypeShort, Default: "1", Check: atLeast(1), Mode: ReadOnly,
+	// An INT in Kafka; kbroker keeps it within a replication factor's
+	// wire range (INT16).
+	{Name: "default.replication.factor", Type: TypeInt, Default: "1", Check: between(1, 32767), Mode: ReadOnly,
 		Doc: "Replication factor of topics created without one."},
 	{Name: "auto.create.topics.enable", Type: TypeBoolean, Default: "true", Mode: ReadOnly,
 		Doc: "Create a topic when a client asks Metadata for one that does not exist."},
