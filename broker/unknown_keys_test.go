@@ -1,41 +1,22 @@
 package broker_test
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"kbroker/broker"
 	"kbroker/broker/brokertest"
 	"kbroker/internal/config"
+	"kbroker/internal/testkit"
 )
-
-// lockedBuffer is a log sink safe for the broker's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestTypoedKeyIsWarnedOnceWithTheClosestKey: a misspelt key in
 // server.properties (listners=) is logged at WARN, once, naming the key
 // it most likely meant, rather than silently leaving listeners at its
 // default.
 func TestTypoedKeyIsWarnedOnceWithTheClosestKey(t *testing.T) {
-	var out lockedBuffer
+	var out testkit.LogBuffer
 	h := slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})
 	brokertest.Start(t, config.Properties{"listners": "PLAINTEXT://127.0.0.1:0"}, broker.WithLogHandler(h, slog.LevelDebug))
 	var lines []string

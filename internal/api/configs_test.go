@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -522,26 +520,8 @@ func TestMaxConnectionsPerIPIsDynamic(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log destination safe for the broker's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestAppliedConfigChangesAreAuditedOnce(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.LogBuffer
 	b := brokertest.Start(t, nil, broker.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	cl, adm := client(t, b)
 	if _, err := adm.CreateTopic(ctx(t), 1, 1, nil, "t"); err != nil {
