@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -79,5 +80,30 @@ func TestEveryKafkaBrokerConfigCanBeSetAtTheClusterDefault(t *testing.T) {
 	}
 	if otrf := cfgs["offsets.topic.replication.factor"]; !otrf.ReadOnly || otrf.Value == nil || *otrf.Value != "3" || otrf.Source != kmsg.ConfigSourceDefaultConfig {
 		t.Errorf("offsets.topic.replication.factor = %v readOnly %v source %d, want read-only 3 from DEFAULT_CONFIG", otrf.Value, otrf.ReadOnly, otrf.Source)
+	}
+}
+
+// TestInternalSegmentBytesIsDescribedOnlyWhereSet: segment.bytes below
+// 1 MiB is refused (KIP-1030), Kafka's internal.segment.bytes takes a
+// small segment instead, and only a topic that sets it lists it.
+func TestInternalSegmentBytesIsDescribedOnlyWhereSet(t *testing.T) {
+	b := brokertest.Start(t, nil)
+	cl, adm := client(t, b)
+	if _, err := adm.CreateTopic(ctx(t), 1, 1, map[string]*string{"segment.bytes": kmsg.StringPtr("4096")}, "small"); !errors.Is(err, kerr.InvalidConfig) {
+		t.Fatalf("segment.bytes=4096: %v, want INVALID_CONFIG", err)
+	}
+	if _, err := adm.CreateTopic(ctx(t), 1, 1, map[string]*string{"internal.segment.bytes": kmsg.StringPtr("4096")}, "small"); err != nil {
+		t.Fatalf("internal.segment.bytes=4096: %v", err)
+	}
+	if _, err := adm.CreateTopic(ctx(t), 1, 1, nil, "plain"); err != nil {
+		t.Fatal(err)
+	}
+	small, _ := describe(t, cl, kmsg.ConfigResourceTypeTopic, "small")
+	if e, ok := small["internal.segment.bytes"]; !ok || e.Value == nil || *e.Value != "4096" || e.Source != kmsg.ConfigSourceDynamicTopicConfig {
+		t.Errorf("topic small: internal.segment.bytes = %+v, want 4096 from DYNAMIC_TOPIC_CONFIG", e)
+	}
+	plain, _ := describe(t, cl, kmsg.ConfigResourceTypeTopic, "plain")
+	if _, ok := plain["internal.segment.bytes"]; ok {
+		t.Error("topic plain, which does not set it, lists internal.segment.bytes")
 	}
 }
