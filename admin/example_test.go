@@ -117,7 +117,7 @@ func ExampleClient_AlterConfigs() {
 	}
 	fmt.Println(errors.Is(rs.All(), kerr.UnknownTopicOrPartition))
 	// Output:
-	// TOPIC missing → TOPIC missing: UNKNOWN_TOPIC_OR_PARTITION: This server does not host this topic-partition.
+	// TOPIC missing → TOPIC missing: UNKNOWN_TOPIC_OR_PARTITION: The topic 'missing' does not exist.
 	// TOPIC t → <nil>
 	// true
 }

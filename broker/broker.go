@@ -21,8 +21,8 @@ import (
 	"kbroker/internal/logging"
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
-	"kbroker/internal/replica"
 	"kbroker/internal/quota"
+	"kbroker/internal/replica"
 	"kbroker/internal/storage"
 	"kbroker/internal/wire"
 	"kbroker/policy"
@@ -107,8 +107,14 @@ func (b *Broker) Start() (err error) {
 			b.Close()
 		}
 	}()
+	// Kafka warns of supplied configs it does not know; a typo here would
+	// otherwise silently leave the setting at its default.
 	for _, k := range b.cfg.Unknown {
-		b.log.Info("unknown configuration key kept as is", "key", k)
+		if near := config.ClosestBrokerKey(k); near != "" {
+			b.log.Warn("unknown configuration key "+k+" kept as is; did you mean "+near+"?", "key", k, "did_you_mean", near)
+		} else {
+			b.log.Warn("unknown configuration key "+k+" kept as is", "key", k)
+		}
 	}
 	for _, dir := range b.cfg.LogDirs {
 		if err := os.MkdirAll(dir, 0o755); err != nil {

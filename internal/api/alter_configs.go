@@ -35,7 +35,7 @@ func handleAlterConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 	for i, err := range s.alterResources(ctx, c, keys, ops, true, req.ValidateOnly) {
 		res := kmsg.NewAlterConfigsResponseResource()
 		res.ResourceType, res.ResourceName = keys[i].typ, keys[i].name
-		res.ErrorCode, res.ErrorMessage = errorCode(err)
+		res.ErrorCode, res.ErrorMessage = resourceError(err)
 		resp.Resources = append(resp.Resources, res)
 	}
 	return resp, nil

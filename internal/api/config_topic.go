@@ -6,6 +6,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -22,7 +23,7 @@ func (topicConfigResource) describe(s *Server, snap *meta.Snapshot, name string)
 		return nil, err
 	}
 	if snap.Topic(name) == nil {
-		return nil, newError(kerr.UnknownTopicOrPartition, "")
+		return nil, unknownTopic(name)
 	}
 	return s.Configs.Topic(snap, name), nil
 }
@@ -32,8 +33,15 @@ func (topicConfigResource) alter(ctx context.Context, s *Server, c *wire.Conn, n
 		return err
 	}
 	if s.Store.Snapshot().Topic(name) == nil {
-		return newError(kerr.UnknownTopicOrPartition, "")
+		return unknownTopic(name)
 	}
 	return s.Configs.Alter(ctx, dynconfig.Alteration{Resource: policy.ConfigResource{Type: policy.Topic, Name: name},
 		Ops: ops, Replace: replace, ValidateOnly: validateOnly, By: requester(c)})
+}
+
+// unknownTopic is Kafka's controller's refusal of a config change to a
+// topic that does not exist (QuorumController); describe answers with the
+// same text so that every per-resource error says what went wrong.
+func unknownTopic(name string) error {
+	return newError(kerr.UnknownTopicOrPartition, fmt.Sprintf("The topic '%s' does not exist.", name))
 }

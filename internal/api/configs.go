@@ -87,3 +87,19 @@ func checkDuplicateKeys(ops []dynconfig.Op) error {
 	}
 	return nil
 }
+
+// resourceError is a config resource's error code and message. Every
+// per-resource error carries a message: one decided without a text of its
+// own gets its Kafka error's description.
+func resourceError(err error) (int16, *string) {
+	code, msg := errorCode(err)
+	if msg != nil && *msg == "" {
+		if k := kerr.ErrorForCode(code); k != nil {
+			if ke, ok := k.(*kerr.Error); ok {
+				d := ke.Description
+				msg = &d
+			}
+		}
+	}
+	return code, msg
+}

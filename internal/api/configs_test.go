@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -221,7 +219,7 @@ func TestIncrementalAlterTopicConfigs(t *testing.T) {
 	}{
 		{"unknown key", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op("retention.msec", set, "1")}, kerr.InvalidConfig.Code, "Unknown topic config name: retention.msec"},
 		{"wrong type", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op("retention.ms", set, "soon")}, kerr.InvalidConfig.Code, "Invalid value soon for configuration retention.ms: Not a number of type LONG"},
-		{"out of range", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op("segment.bytes", set, "1")}, kerr.InvalidConfig.Code, "Invalid value 1 for configuration segment.bytes: Value must be at least 14"},
+		{"out of range", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op("segment.bytes", set, "1")}, kerr.InvalidConfig.Code, "Invalid value 1 for configuration segment.bytes: Value must be at least 1048576"},
 		{"append to non-list", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op("retention.ms", app, "1")}, kerr.InvalidConfig.Code, "because its type is not LIST"},
 		{"duplicate key", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op("retention.ms", set, "1"), op("retention.ms", set, "2")}, kerr.InvalidRequest.Code, "duplicate config keys"},
 		{"one bad key fails the resource", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op("retention.ms", set, "5"), op("segment.bytes", set, "1")}, kerr.InvalidConfig.Code, "segment.bytes"},
@@ -522,26 +520,8 @@ func TestMaxConnectionsPerIPIsDynamic(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log destination safe for the broker's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestAppliedConfigChangesAreAuditedOnce(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.LogBuffer
 	b := brokertest.Start(t, nil, broker.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	cl, adm := client(t, b)
 	if _, err := adm.CreateTopic(ctx(t), 1, 1, nil, "t"); err != nil {

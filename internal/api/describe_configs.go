@@ -46,7 +46,8 @@ func handleDescribeConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire
 		}
 		err := s.configResourceAllowed(c, rr.ResourceType, rr.ResourceName, auth.OpDescribeConfigs)
 		if err == nil && rr.ResourceType == kmsg.ConfigResourceTypeTopic && len(rr.ConfigNames) == 0 &&
-			snap.Topic(rr.ResourceName) != nil && validateTopicName(rr.ResourceName) == nil {
+			snap.Topic(rr.ResourceName) != nil && validateTopicName(rr.ResourceName) == nil &&
+			!setsInternalKey(snap.TopicConfig(rr.ResourceName)) {
 			// Every config of a topic: rendered while encoding (see
 			// topicConfigRenderer), the case that scales to thousands.
 			if resp.topics == nil {
@@ -60,7 +61,7 @@ func handleDescribeConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire
 			entries, err = configResources[rr.ResourceType].describe(s, snap, rr.ResourceName)
 		}
 		if err != nil {
-			res.ErrorCode, res.ErrorMessage = errorCode(err)
+			res.ErrorCode, res.ErrorMessage = resourceError(err)
 			resp.resources = append(resp.resources, describedResource{res: &res})
 			continue
 		}
@@ -224,4 +225,16 @@ func describedConfig(req *kmsg.DescribeConfigsRequest, e dynconfig.Described) km
 		}
 	}
 	return rc
+}
+
+// setsInternalKey reports whether a topic's overrides set an internal
+// config (internal.segment.bytes), which only such topics describe: they
+// take the general path rather than the pre-rendered one.
+func setsInternalKey(overrides map[string]string) bool {
+	for _, d := range config.Topics.InternalDefs() {
+		if _, ok := overrides[d.Name]; ok {
+			return true
+		}
+	}
+	return false
 }

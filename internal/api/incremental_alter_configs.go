@@ -34,7 +34,7 @@ func handleIncrementalAlterConfigs(ctx context.Context, s *Server, c *wire.Conn,
 	for i, err := range s.alterResources(ctx, c, keys, ops, false, req.ValidateOnly) {
 		res := kmsg.NewIncrementalAlterConfigsResponseResource()
 		res.ResourceType, res.ResourceName = keys[i].typ, keys[i].name
-		res.ErrorCode, res.ErrorMessage = errorCode(err)
+		res.ErrorCode, res.ErrorMessage = resourceError(err)
 		resp.Resources = append(resp.Resources, res)
 	}
 	return resp, nil

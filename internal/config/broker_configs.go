@@ -24,7 +24,9 @@ var Brokers = newCatalog(append([]*Def{
 		Doc: "Directory for partition logs when log.dirs is not set."},
 	{Name: "num.partitions", Type: TypeInt, Default: "1", Check: atLeast(1), Mode: ReadOnly,
 		Doc: "Partitions of a topic created without a count (CreateTopics with -1, or auto-creation)."},
-	{Name: "default.replication.factor", Type: TypeShort, Default: "1", Check: atLeast(1), Mode: ReadOnly,
+	// An INT in Kafka; kbroker keeps it within a replication factor's
+	// wire range (INT16).
+	{Name: "default.replication.factor", Type: TypeInt, Default: "1", Check: between(1, 32767), Mode: ReadOnly,
 		Doc: "Replication factor of topics created without one."},
 	{Name: "auto.create.topics.enable", Type: TypeBoolean, Default: "true", Mode: ReadOnly,
 		Doc: "Create a topic when a client asks Metadata for one that does not exist."},
@@ -88,7 +90,7 @@ var Brokers = newCatalog(append([]*Def{
 		Doc: "New connections per second the broker accepts over all listeners but the inter-broker one (KIP-612); listener.name.<listener>.max.connection.creation.rate limits one listener (by default to this value). Over the rate, accepting waits: clients queue rather than being refused."},
 	{Name: "inter.broker.listener.name", Type: TypeString, NoDefault: true, Mode: ReadOnly,
 		Doc: "The listener brokers use among themselves, exempt from the broker-wide max.connections and max.connection.creation.rate when there is more than one listener. Unset: the listener named PLAINTEXT, as Kafka derives it from security.inter.broker.protocol."},
-}, append(append(topicSynonymDefs(), securityDefs()...), clusterDefs()...)...))
+}, concat(topicSynonymDefs(), securityDefs(), clusterDefs(), kafkaOnlyDefs())...))
 
 // topicSynonymDefs gives every broker synonym of a topic config that is not
 // defined above its own definition: the topic config's type and default,

@@ -78,6 +78,11 @@ const (
 	ApplyListenerSecurity Applier = "listener-security"
 	// ApplyConnectionLimits: connection counts and creation rates.
 	ApplyConnectionLimits Applier = "connection-limits"
+	// ApplyNotNeeded: the dynamic Kafka keys kbroker accepts but does not
+	// need (kafkaOnlyDefs). A change is validated, stored, described and
+	// audited like any other and has no effect; naming it keeps "every
+	// dynamic key has an applier" free of silent gaps.
+	ApplyNotNeeded Applier = "accepted-not-needed"
 )
 
 // Synonym is a broker key that supplies a topic config's default. Convert
@@ -104,6 +109,10 @@ type Def struct {
 	// every topic config, and every broker config whose Mode is not
 	// ReadOnly.
 	AppliedBy Applier
+	// Internal keys are Kafka's defineInternal ones: accepted and
+	// validated, but left out of Defs (and so of DescribeConfigs) unless
+	// a resource sets them.
+	Internal bool
 }
 
 // Sensitive reports whether values of this key must never be returned or
@@ -154,17 +163,23 @@ func checkType(t Type, v string) error {
 
 // Catalog is a set of config definitions looked up by name.
 type Catalog struct {
-	defs   []*Def
-	byName map[string]*Def
+	defs     []*Def
+	internal []*Def
+	byName   map[string]*Def
 }
 
 func newCatalog(defs []*Def) *Catalog {
-	c := &Catalog{defs: defs, byName: make(map[string]*Def, len(defs))}
+	c := &Catalog{byName: make(map[string]*Def, len(defs))}
 	for _, d := range defs {
 		if _, dup := c.byName[d.Name]; dup {
 			panic("config: duplicate definition of " + d.Name)
 		}
 		c.byName[d.Name] = d
+		if d.Internal {
+			c.internal = append(c.internal, d)
+		} else {
+			c.defs = append(c.defs, d)
+		}
 	}
 	return c
 }
@@ -178,8 +193,11 @@ func (c *Catalog) Lookup(name string) *Def {
 	return ListenerDef(name)
 }
 
-// Defs returns every definition in catalog order.
+// Defs returns every definition in catalog order, internal ones aside.
 func (c *Catalog) Defs() []*Def { return c.defs }
+
+// InternalDefs returns the internal definitions (Def.Internal).
+func (c *Catalog) InternalDefs() []*Def { return c.internal }
 
 // Value checkers shared by the catalogs. Messages follow Kafka's validators.
 

@@ -76,7 +76,7 @@ func TestResolveBrokerHidesOtherSpellings(t *testing.T) {
 
 func TestValidateMessagesNameKeyValueAndRule(t *testing.T) {
 	err := Topics.Lookup("segment.bytes").Validate("10")
-	if err == nil || err.Error() != "Invalid value 10 for configuration segment.bytes: Value must be at least 14" {
+	if err == nil || err.Error() != "Invalid value 10 for configuration segment.bytes: Value must be at least 1048576" {
 		t.Fatalf("got %v", err)
 	}
 	err = Topics.Lookup("retention.ms").Validate("soon")

@@ -87,21 +87,36 @@ func ListenerDef(name string) *Def {
 	}
 	base := Brokers.byName[key]
 	if base == nil {
-		if _, k, ok := strings.Cut(key, "."); ok && k == "sasl.jaas.config" {
+		if _, k, ok := strings.Cut(key, "."); ok && mechanismScoped(k) {
 			base = Brokers.byName[k]
 		}
 	}
 	// Only what a listener reads may be scoped to one: its TLS and SASL
-	// settings and its connection limits.
-	if base == nil || (base.AppliedBy != ApplyListenerSecurity && !clusterLevelListenerKeys[base.Name]) {
+	// settings (Kafka lets every ssl.* and sasl.* key be, including the
+	// ones kbroker does not need) and its connection limits.
+	if base == nil || !(base.AppliedBy == ApplyListenerSecurity || clusterLevelListenerKeys[base.Name] ||
+		strings.HasPrefix(base.Name, "ssl.") || strings.HasPrefix(base.Name, "sasl.") || base.Name == "connections.max.reauth.ms") {
 		return nil
 	}
 	d := *base
 	d.Name, d.NoDefault, d.Default = name, true, ""
-	if !clusterLevelListenerKeys[base.Name] {
+	if !clusterLevelListenerKeys[base.Name] && base.Mode != ReadOnly {
 		d.Mode = PerBroker
 	}
 	return &d
+}
+
+// mechanismScoped reports whether key may also be written
+// listener.name.<listener>.<mechanism>.<key>, as Kafka allows for the SASL
+// settings of one mechanism (sasl.jaas.config, its callback handlers and
+// login class) and connections.max.reauth.ms.
+func mechanismScoped(key string) bool {
+	switch key {
+	case "sasl.jaas.config", "sasl.server.callback.handler.class", "sasl.login.callback.handler.class",
+		"sasl.login.class", "connections.max.reauth.ms":
+		return true
+	}
+	return false
 }
 
 // clusterLevelListenerKeys may be set per listener at the cluster default

@@ -85,9 +85,17 @@ var Topics = newCatalog(appliedBy(ApplyLogs, []*Def{
 		Doc: "How long records are kept before their segment is deleted (-1: forever).",
 		Synonyms: []Synonym{{Name: "log.retention.ms", Convert: retentionMillis(1)}, {Name: "log.retention.minutes", Convert: retentionMillis(60_000)},
 			{Name: "log.retention.hours", Convert: retentionMillis(3_600_000)}}},
-	{Name: "segment.bytes", Type: TypeInt, Default: "1073741824", Check: atLeast(14),
-		Doc:      "Size at which the active segment is closed and a new one started.",
+	// Kafka 4.0 raised the floor from 14 bytes to 1 MiB (KIP-1030): a
+	// segment smaller than a batch fails every produce.
+	{Name: "segment.bytes", Type: TypeInt, Default: "1073741824", Check: atLeast(1 << 20),
+		Doc:      "Size at which the active segment is closed and a new one started (at least 1 MiB). internal.segment.bytes, when set, takes its place.",
 		Synonyms: []Synonym{{Name: "log.segment.bytes"}}},
+	// Kafka 4.0 kept a way for tests to use small segments below the new
+	// segment.bytes floor: this internal key, which overrides
+	// segment.bytes when a topic sets it. Kafka does not bound it; kbroker
+	// keeps the old 14-byte floor, the smallest segment its storage takes.
+	{Name: "internal.segment.bytes", Type: TypeInt, NoDefault: true, Check: atLeast(14), Internal: true,
+		Doc: "Internal (for tests): segment size that overrides segment.bytes, without its 1 MiB floor."},
 	{Name: "segment.index.bytes", Type: TypeInt, Default: "10485760", Check: atLeast(4),
 		Doc:      "Size of a segment's offset index; a full index rolls the segment.",
 		Synonyms: []Synonym{{Name: "log.index.size.max.bytes"}}},

@@ -60,6 +60,19 @@ func (c *Configs) Topic(snap *meta.Snapshot, topic string) []Described {
 			out[i].Entry = config.WithTopicOverride(e.Entry, v)
 		}
 	}
+	// An internal key is described only by the topics that set it, as
+	// Kafka's resolveEffectiveTopicConfigs does.
+	internal := false
+	for _, d := range config.Topics.InternalDefs() {
+		if v, ok := overrides[d.Name]; ok {
+			e := config.TopicBase(d, c.Layers(snap, ""))
+			out = append(out, Described{Entry: config.WithTopicOverride(e, v), Def: d, Sensitive: d.Sensitive()})
+			internal = true
+		}
+	}
+	if internal {
+		slices.SortFunc(out, ByName)
+	}
 	return out
 }
 

@@ -82,6 +82,10 @@ func New(o Options) *Configs {
 		policy: o.Policy, passwords: o.Passwords, log: o.Logger, audit: o.Audit, loggers: o.Loggers,
 		appliers: map[config.Applier]Applier{},
 	}
+	// The Kafka keys kbroker accepts without needing them (num.io.threads,
+	// log.cleaner.threads, ...) change nothing when set: registering their
+	// applier here, as an explicit no-op, keeps Unapplied meaningful.
+	c.appliers[config.ApplyNotNeeded] = Applier{Apply: func(Change) {}}
 	o.Store.OnChange(c.changed)
 	return c
 }

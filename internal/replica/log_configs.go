@@ -88,6 +88,9 @@ func StorageConfig(l config.Layers) storage.Config {
 	long := func(name string) int64 { return topicLong(name, l) }
 	c := storage.DefaultConfig()
 	c.SegmentBytes = long("segment.bytes")
+	if config.TopicValue("internal.segment.bytes", l) != "" {
+		c.SegmentBytes = long("internal.segment.bytes")
+	}
 	c.SegmentMs = long("segment.ms")
 	c.RetentionMs = long("retention.ms")
 	c.RetentionBytes = long("retention.bytes")

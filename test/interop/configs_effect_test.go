@@ -182,7 +182,7 @@ func TestConfigRetentionMsDeletesOldSegments(t *testing.T) {
 	addr, logDir := effectBroker(t)
 	adm := newAdmin(t, addr)
 	const topic = "retention-lowered"
-	createTopicWith(t, adm, topic, "segment.bytes", "1024")
+	createTopicWith(t, adm, topic, "internal.segment.bytes", "1024")
 	cl := rawProducer(t, addr)
 	const old, young = 40, 10
 	produceEach(t, cl, topic, old, 200, time.Now().Add(-2*time.Hour))
@@ -323,8 +323,8 @@ func TestConfigClusterDefaultRetention(t *testing.T) {
 	addr, logDir := effectBroker(t)
 	adm := newAdmin(t, addr)
 	const inherits, overrides = "inherits-default", "overrides-default"
-	createTopicWith(t, adm, inherits, "segment.bytes", "1024")
-	createTopicWith(t, adm, overrides, "segment.bytes", "1024", "retention.ms", "604800000")
+	createTopicWith(t, adm, inherits, "internal.segment.bytes", "1024")
+	createTopicWith(t, adm, overrides, "internal.segment.bytes", "1024", "retention.ms", "604800000")
 	cl := rawProducer(t, addr)
 	for _, topic := range []string{inherits, overrides} {
 		produceEach(t, cl, topic, 20, 200, time.Now().Add(-2*time.Hour))
@@ -390,7 +390,7 @@ func TestConfigSegmentBytesAtRuntime(t *testing.T) {
 	}
 
 	const segmentBytes = 4096
-	setTopicConfigs(t, adm, topic, "segment.bytes", strconv.Itoa(segmentBytes))
+	setTopicConfigs(t, adm, topic, "internal.segment.bytes", strconv.Itoa(segmentBytes))
 	produceEach(t, cl, topic, n, size, time.Now())
 	segs := segments(t, logDir, topic)
 	if len(segs) < 2 || segs[0].base != 0 || segs[1].base != n {

@@ -184,7 +184,7 @@ func TestKill9KeepsAcknowledgedRecords(t *testing.T) {
 	// Small segments, so that kills land around segment rolls too and
 	// recovery has many segments to open.
 	resp, err := newAdmin(t, p.Addr).CreateTopic(testkit.Context(t, 10*time.Second), durablePartitions, 1,
-		map[string]*string{"segment.bytes": kadm.StringPtr("262144")}, durableTopic)
+		map[string]*string{"internal.segment.bytes": kadm.StringPtr("262144")}, durableTopic)
 	if err != nil {
 		t.Fatalf("create topic: %v (%s)", err, resp.ErrMessage)
 	}

@@ -315,7 +315,7 @@ func (s saramaConfigs) incrementalAlterTopic(t *testing.T) {
 	// APPEND starts from the default ("delete") when there is no override.
 	wantConfig(t, got, "cleanup.policy", "delete,compact", sarama.SourceTopic)
 
-	alter(map[string]sarama.IncrementalAlterConfigsEntry{"segment.bytes": set("1000000"), "retention.ms": deleteOp}, true)
+	alter(map[string]sarama.IncrementalAlterConfigsEntry{"segment.bytes": set("2000000"), "retention.ms": deleteOp}, true)
 	got = s.describe(t, sarama.TopicResource, saramaTopic)
 	wantConfig(t, got, "segment.bytes", "1073741824", sarama.SourceDefault)
 	wantConfig(t, got, "retention.ms", "7200000", sarama.SourceTopic)
