@@ -110,13 +110,22 @@ func createTopicAs(t *testing.T, cl *kgo.Client, name string) {
 }
 
 func produceCall(topicID [16]byte, pid func(t *testing.T, cl *kgo.Client) int64) func(t *testing.T, cl *kgo.Client, _ string) int16 {
+	return transactionalProduceCall(topicID, nil, pid)
+}
+
+// transactionalProduceCall produces to "t"; with txnID, a transactional
+// batch of that transactional id.
+func transactionalProduceCall(topicID [16]byte, txnID *string, pid func(t *testing.T, cl *kgo.Client) int64) func(t *testing.T, cl *kgo.Client, _ string) int16 {
 	return func(t *testing.T, cl *kgo.Client, _ string) int16 {
 		req := kmsg.NewPtrProduceRequest()
-		req.Acks, req.TimeoutMillis = 1, 5000
+		req.Acks, req.TimeoutMillis, req.TransactionID = 1, 5000, txnID
 		rt := kmsg.NewProduceRequestTopic()
 		rt.Topic, rt.TopicID = "t", topicID
 		rp := kmsg.NewProduceRequestTopicPartition()
 		rp.Records = batch([]byte("m"), pid(t, cl))
+		if txnID != nil {
+			rp.Records = transactional(rp.Records)
+		}
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
 		return issue(t, cl, req).(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
@@ -160,6 +169,14 @@ func matrixCases(topicID [16]byte) map[string]matrixCase {
 				}
 				return resp.ProducerID
 			})},
+		// A transactional batch needs WRITE on the request's
+		// transactional id before anything else; allowed, the batch
+		// itself is refused, kbroker having no transaction coordinator.
+		"Produce/transactional": {key: kmsg.Produce, refused: kerr.TransactionalIDAuthorizationFailed, granted: kerr.InvalidRecord,
+			grants: func(string) []kmsg.CreateACLsRequestCreation {
+				return append(topicACL("t", kmsg.ACLOperationWrite), acl(kmsg.ACLResourceTypeTransactionalId, "txn", kmsg.ACLOperationWrite))
+			},
+			call: transactionalProduceCall(topicID, str("txn"), func(*testing.T, *kgo.Client) int64 { return 1 << 40 })},
 		"Fetch": {key: kmsg.Fetch, refused: kerr.TopicAuthorizationFailed, grants: onTopic(kmsg.ACLOperationRead),
 			call: fetchCall(topicID, -1)},
 		// A replica id marks a follower, which needs CLUSTER_ACTION;
