@@ -32,7 +32,7 @@ package api
 //	DescribeCluster               none; the KIP-430 cluster operations need DESCRIBE on CLUSTER (else bitfield 0)
 //	DescribeConfigs               DESCRIBE_CONFIGS   TOPIC / CLUSTER           per resource: TOPIC_/CLUSTER_AUTHORIZATION_FAILED
 //	AlterConfigs, IncrementalAlterConfigs
-//	                              ALTER_CONFIGS      TOPIC / CLUSTER           per resource (BROKER, BROKER_LOGGER, USER, CLIENT: CLUSTER)
+//	                              ALTER_CONFIGS      TOPIC / CLUSTER           per resource (BROKER, BROKER_LOGGER: CLUSTER)
 //	DescribeClientQuotas          DESCRIBE_CONFIGS   CLUSTER                   CLUSTER_AUTHORIZATION_FAILED
 //	AlterClientQuotas             ALTER_CONFIGS      CLUSTER                   every entry CLUSTER_AUTHORIZATION_FAILED
 //	DescribeUserScramCredentials  DESCRIBE           CLUSTER                   top level CLUSTER_AUTHORIZATION_FAILED
