@@ -154,6 +154,48 @@ func initProducerIDCall(txnID *string) func(t *testing.T, cl *kgo.Client, _ stri
 	}
 }
 
+func createTopicsCall(t *testing.T, cl *kgo.Client, name string) int16 {
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 5000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 1, 1
+	req.Topics = append(req.Topics, rt)
+	return issue(t, cl, req).(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode
+}
+
+func deleteTopicsCall(t *testing.T, cl *kgo.Client, name string) int16 {
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.TimeoutMillis = 5000
+	req.TopicNames = []string{name}
+	rt := kmsg.NewDeleteTopicsRequestTopic()
+	rt.Topic = &name
+	req.Topics = append(req.Topics, rt)
+	return issue(t, cl, req).(*kmsg.DeleteTopicsResponse).Topics[0].ErrorCode
+}
+
+func describeConfigsCall(typ kmsg.ConfigResourceType, resource string) func(t *testing.T, cl *kgo.Client, _ string) int16 {
+	return func(t *testing.T, cl *kgo.Client, _ string) int16 {
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		rr := kmsg.NewDescribeConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = typ, resource
+		req.Resources = append(req.Resources, rr)
+		return issue(t, cl, req).(*kmsg.DescribeConfigsResponse).Resources[0].ErrorCode
+	}
+}
+
+func incrementalAlterConfigsCall(typ kmsg.ConfigResourceType, resource, key, value string) func(t *testing.T, cl *kgo.Client, _ string) int16 {
+	return func(t *testing.T, cl *kgo.Client, _ string) int16 {
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = typ, resource
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Value = key, &value
+		rr.Configs = append(rr.Configs, c)
+		req.Resources = append(req.Resources, rr)
+		return issue(t, cl, req).(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode
+	}
+}
+
 func matrixCases(topicID [16]byte) map[string]matrixCase {
 	str := func(s string) *string { return &s }
 	return map[string]matrixCase{
@@ -203,46 +245,14 @@ func matrixCases(topicID [16]byte) map[string]matrixCase {
 				return issue(t, cl, req).(*kmsg.MetadataResponse).Topics[0].ErrorCode
 			}},
 		"CreateTopics": {key: kmsg.CreateTopics, refused: kerr.TopicAuthorizationFailed, grants: onCluster(kmsg.ACLOperationCreate),
-			call: func(t *testing.T, cl *kgo.Client, name string) int16 {
-				req := kmsg.NewPtrCreateTopicsRequest()
-				req.TimeoutMillis = 5000
-				rt := kmsg.NewCreateTopicsRequestTopic()
-				rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 1, 1
-				req.Topics = append(req.Topics, rt)
-				return issue(t, cl, req).(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode
-			}},
+			call: createTopicsCall},
 		"CreateTopics/topic ACL": {key: kmsg.CreateTopics, refused: kerr.TopicAuthorizationFailed, grants: onNamedTopic(kmsg.ACLOperationCreate),
-			call: func(t *testing.T, cl *kgo.Client, name string) int16 {
-				req := kmsg.NewPtrCreateTopicsRequest()
-				req.TimeoutMillis = 5000
-				rt := kmsg.NewCreateTopicsRequestTopic()
-				rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 1, 1
-				req.Topics = append(req.Topics, rt)
-				return issue(t, cl, req).(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode
-			}},
+			call: createTopicsCall},
 		"DeleteTopics": {key: kmsg.DeleteTopics, refused: kerr.TopicAuthorizationFailed, grants: onNamedTopic(kmsg.ACLOperationDelete),
-			setup: createTopicAs,
-			call: func(t *testing.T, cl *kgo.Client, name string) int16 {
-				req := kmsg.NewPtrDeleteTopicsRequest()
-				req.TimeoutMillis = 5000
-				req.TopicNames = []string{name}
-				rt := kmsg.NewDeleteTopicsRequestTopic()
-				rt.Topic = str(name)
-				req.Topics = append(req.Topics, rt)
-				return issue(t, cl, req).(*kmsg.DeleteTopicsResponse).Topics[0].ErrorCode
-			}},
+			setup: createTopicAs, call: deleteTopicsCall},
 		// Kafka's controller lets DELETE on the cluster delete any topic.
 		"DeleteTopics/cluster ACL": {key: kmsg.DeleteTopics, refused: kerr.TopicAuthorizationFailed, grants: onCluster(kmsg.ACLOperationDelete),
-			setup: createTopicAs,
-			call: func(t *testing.T, cl *kgo.Client, name string) int16 {
-				req := kmsg.NewPtrDeleteTopicsRequest()
-				req.TimeoutMillis = 5000
-				req.TopicNames = []string{name}
-				rt := kmsg.NewDeleteTopicsRequestTopic()
-				rt.Topic = str(name)
-				req.Topics = append(req.Topics, rt)
-				return issue(t, cl, req).(*kmsg.DeleteTopicsResponse).Topics[0].ErrorCode
-			}},
+			setup: createTopicAs, call: deleteTopicsCall},
 		"CreatePartitions": {key: kmsg.CreatePartitions, refused: kerr.TopicAuthorizationFailed, grants: onNamedTopic(kmsg.ACLOperationAlter),
 			setup: createTopicAs,
 			call: func(t *testing.T, cl *kgo.Client, name string) int16 {
@@ -271,21 +281,9 @@ func matrixCases(topicID [16]byte) map[string]matrixCase {
 				return issue(t, cl, kmsg.NewPtrDescribeClusterRequest()).(*kmsg.DescribeClusterResponse).ErrorCode
 			}},
 		"DescribeConfigs": {key: kmsg.DescribeConfigs, refused: kerr.TopicAuthorizationFailed, grants: onTopic(kmsg.ACLOperationDescribeConfigs),
-			call: func(t *testing.T, cl *kgo.Client, _ string) int16 {
-				req := kmsg.NewPtrDescribeConfigsRequest()
-				rr := kmsg.NewDescribeConfigsRequestResource()
-				rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, "t"
-				req.Resources = append(req.Resources, rr)
-				return issue(t, cl, req).(*kmsg.DescribeConfigsResponse).Resources[0].ErrorCode
-			}},
+			call: describeConfigsCall(kmsg.ConfigResourceTypeTopic, "t")},
 		"DescribeConfigs/broker": {key: kmsg.DescribeConfigs, refused: kerr.ClusterAuthorizationFailed, grants: onCluster(kmsg.ACLOperationDescribeConfigs),
-			call: func(t *testing.T, cl *kgo.Client, _ string) int16 {
-				req := kmsg.NewPtrDescribeConfigsRequest()
-				rr := kmsg.NewDescribeConfigsRequestResource()
-				rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeBroker, ""
-				req.Resources = append(req.Resources, rr)
-				return issue(t, cl, req).(*kmsg.DescribeConfigsResponse).Resources[0].ErrorCode
-			}},
+			call: describeConfigsCall(kmsg.ConfigResourceTypeBroker, "")},
 		"AlterConfigs": {key: kmsg.AlterConfigs, refused: kerr.TopicAuthorizationFailed, grants: onTopic(kmsg.ACLOperationAlterConfigs),
 			call: func(t *testing.T, cl *kgo.Client, _ string) int16 {
 				req := kmsg.NewPtrAlterConfigsRequest()
@@ -298,27 +296,9 @@ func matrixCases(topicID [16]byte) map[string]matrixCase {
 				return issue(t, cl, req).(*kmsg.AlterConfigsResponse).Resources[0].ErrorCode
 			}},
 		"IncrementalAlterConfigs": {key: kmsg.IncrementalAlterConfigs, refused: kerr.ClusterAuthorizationFailed, grants: onCluster(kmsg.ACLOperationAlterConfigs),
-			call: func(t *testing.T, cl *kgo.Client, _ string) int16 {
-				req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-				rr := kmsg.NewIncrementalAlterConfigsRequestResource()
-				rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeBroker, ""
-				c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-				c.Name, c.Value = "log.retention.ms", str("86400000")
-				rr.Configs = append(rr.Configs, c)
-				req.Resources = append(req.Resources, rr)
-				return issue(t, cl, req).(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode
-			}},
+			call: incrementalAlterConfigsCall(kmsg.ConfigResourceTypeBroker, "", "log.retention.ms", "86400000")},
 		"IncrementalAlterConfigs/topic": {key: kmsg.IncrementalAlterConfigs, refused: kerr.TopicAuthorizationFailed, grants: onTopic(kmsg.ACLOperationAlterConfigs),
-			call: func(t *testing.T, cl *kgo.Client, _ string) int16 {
-				req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-				rr := kmsg.NewIncrementalAlterConfigsRequestResource()
-				rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, "t"
-				c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-				c.Name, c.Value = "retention.ms", str("7200000")
-				rr.Configs = append(rr.Configs, c)
-				req.Resources = append(req.Resources, rr)
-				return issue(t, cl, req).(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode
-			}},
+			call: incrementalAlterConfigsCall(kmsg.ConfigResourceTypeTopic, "t", "retention.ms", "7200000")},
 		"DescribeClientQuotas": {key: kmsg.DescribeClientQuotas, refused: kerr.ClusterAuthorizationFailed, grants: onCluster(kmsg.ACLOperationDescribeConfigs),
 			call: func(t *testing.T, cl *kgo.Client, _ string) int16 {
 				return issue(t, cl, kmsg.NewPtrDescribeClientQuotasRequest()).(*kmsg.DescribeClientQuotasResponse).ErrorCode
