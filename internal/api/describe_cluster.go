@@ -5,9 +5,10 @@ package api
 // The cluster id, the controller and the brokers, as in Metadata. Asking
 // for controller endpoints (v1 endpoint type 2) on a broker listener gets
 // MISMATCHED_ENDPOINT_TYPE, as Kafka answers. No broker is ever fenced
-// here. Needs no permission, as in Kafka (admin clients call it first);
-// the KIP-430 cluster authorized operations, when asked for, are given
-// only to a principal that may DESCRIBE the cluster (0 to any other).
+// here. Needs no permission, as in Kafka: admin clients ask it for the
+// brokers and the controller. The KIP-430 cluster authorized operations,
+// when asked for, go only to a principal that may DESCRIBE the cluster (0
+// to any other).
 
 import (
 	"context"
