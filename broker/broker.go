@@ -168,6 +168,7 @@ func (b *Broker) Start() (err error) {
 		MaxReauth:       sec.maxReauth,
 
 		QueuedMaxRequestBytes: b.cfg.QueuedMaxRequestBytes,
+		RequestReadTimeout:    b.cfg.RequestReadTimeout(),
 	})
 	if b.addrs, err = b.server.Listen(sec.specs); err != nil {
 		return err

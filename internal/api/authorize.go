@@ -8,25 +8,31 @@ package api
 // immutable *auth.Authorizer rebuilt on every ACL change and read through an
 // atomic pointer: no lock and no allocation per check.
 //
-// The matrix, as Apache Kafka 4 checks it (KafkaApis, AuthHelper):
+// The matrix, as Apache Kafka 4 checks it (KafkaApis, ControllerApis for
+// the requests a broker forwards to its controller, AuthHelper):
 //
 //	API                           operation          resource                  refusal
 //	Produce                       WRITE              TOPIC (each)              TOPIC_AUTHORIZATION_FAILED per partition
-//	  idempotent batches          IDEMPOTENT_WRITE   CLUSTER, or WRITE on any  CLUSTER_AUTHORIZATION_FAILED every partition
-//	                                                 topic (KIP-679)
-//	Fetch                         READ               TOPIC (each)              TOPIC_AUTHORIZATION_FAILED per partition
+//	  transactional batches       WRITE              TRANSACTIONAL_ID          TRANSACTIONAL_ID_AUTHORIZATION_FAILED every partition
+//	  (idempotent batches need nothing more: KIP-679 moved that check to InitProducerId)
+//	Fetch (consumer)              READ               TOPIC (each)              TOPIC_AUTHORIZATION_FAILED per partition
+//	Fetch (follower, replica id)  CLUSTER_ACTION     CLUSTER                   TOPIC_AUTHORIZATION_FAILED every partition
 //	ListOffsets                   DESCRIBE           TOPIC (each)              TOPIC_AUTHORIZATION_FAILED per partition
 //	Metadata                      DESCRIBE           TOPIC (each)              named: TOPIC_AUTHORIZATION_FAILED; all-topics: left out
 //	  auto-creation               CREATE             CLUSTER or TOPIC          TOPIC_AUTHORIZATION_FAILED
+//	  cluster operations (v8–10)  DESCRIBE           CLUSTER                   bitfield 0
 //	CreateTopics                  CREATE             CLUSTER or TOPIC          TOPIC_AUTHORIZATION_FAILED per topic
-//	DeleteTopics                  DELETE             TOPIC (each)              TOPIC_AUTHORIZATION_FAILED per topic
+//	  configs in the answer       DESCRIBE_CONFIGS   TOPIC                     topic config error TOPIC_AUTHORIZATION_FAILED
+//	DeleteTopics                  DELETE             CLUSTER, or DESCRIBE and  TOPIC_AUTHORIZATION_FAILED per topic (by name, before
+//	                                                 DELETE on TOPIC           existence; by id, its name only when describable)
 //	CreatePartitions              ALTER              TOPIC (each)              TOPIC_AUTHORIZATION_FAILED per topic
 //	InitProducerId (no txn id)    IDEMPOTENT_WRITE   CLUSTER, or WRITE on any  CLUSTER_AUTHORIZATION_FAILED
 //	                                                 topic (KIP-679)
-//	DescribeCluster               DESCRIBE           CLUSTER                   CLUSTER_AUTHORIZATION_FAILED
+//	InitProducerId (txn id)       WRITE              TRANSACTIONAL_ID          TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+//	DescribeCluster               none; the KIP-430 cluster operations need DESCRIBE on CLUSTER (else bitfield 0)
 //	DescribeConfigs               DESCRIBE_CONFIGS   TOPIC / CLUSTER           per resource: TOPIC_/CLUSTER_AUTHORIZATION_FAILED
 //	AlterConfigs, IncrementalAlterConfigs
-//	                              ALTER_CONFIGS      TOPIC / CLUSTER           per resource (BROKER, BROKER_LOGGER, USER, CLIENT: CLUSTER)
+//	                              ALTER_CONFIGS      TOPIC / CLUSTER           per resource (BROKER, BROKER_LOGGER: CLUSTER)
 //	DescribeClientQuotas          DESCRIBE_CONFIGS   CLUSTER                   CLUSTER_AUTHORIZATION_FAILED
 //	AlterClientQuotas             ALTER_CONFIGS      CLUSTER                   every entry CLUSTER_AUTHORIZATION_FAILED
 //	DescribeUserScramCredentials  DESCRIBE           CLUSTER                   top level CLUSTER_AUTHORIZATION_FAILED
@@ -122,6 +128,36 @@ func (s *Server) idempotentAllowed(c *wire.Conn) bool {
 	return s.Authz.cur.Load().AuthorizeByResourceType(c.Principal, c.Host(), auth.OpWrite, auth.ResourceTopic)
 }
 
+// deletable is DeleteTopics' rule: DELETE on the cluster grants every
+// topic, else DELETE on the topic.
+func (s *Server) deletable(c *wire.Conn, topic string) bool {
+	return s.allowed(c, auth.OpDelete, auth.ResourceCluster, auth.ClusterName) ||
+		s.allowed(c, auth.OpDelete, auth.ResourceTopic, topic)
+}
+
+// deleteDescribable is what DeleteTopics may reveal of a topic: a name the
+// principal may not DESCRIBE is refused before its existence is looked at,
+// and a topic named by id is answered without its name.
+func (s *Server) deleteDescribable(c *wire.Conn, topic string) bool {
+	return s.allowed(c, auth.OpDelete, auth.ResourceCluster, auth.ClusterName) ||
+		s.allowed(c, auth.OpDescribe, auth.ResourceTopic, topic)
+}
+
+// followerFetchAllowed: a Fetch carrying a replica id comes from another
+// broker's replica, which needs CLUSTER_ACTION on the cluster.
+func (s *Server) followerFetchAllowed(c *wire.Conn) error {
+	if s.allowed(c, auth.OpClusterAction, auth.ResourceCluster, auth.ClusterName) {
+		return nil
+	}
+	return errTopicAuth
+}
+
+// transactionalIDAllowed is InitProducerId's rule for a transactional id:
+// WRITE on it.
+func (s *Server) transactionalIDAllowed(c *wire.Conn, id string) bool {
+	return s.allowed(c, auth.OpWrite, auth.ResourceTransactionalID, id)
+}
+
 // configResourceAllowed is DescribeConfigs'/AlterConfigs' per-resource rule:
 // topics by name, every other resource type on the cluster.
 func (s *Server) configResourceAllowed(c *wire.Conn, typ kmsg.ConfigResourceType, name string, op auth.Operation) error {
@@ -167,31 +203,23 @@ func (s *Server) topicRefAllowed(c *wire.Conn, snap *meta.Snapshot, op auth.Oper
 	return s.topicAllowed(c, op, name)
 }
 
-// produceIdempotentAllowed applies KIP-679 to a produce request carrying
-// idempotent batches: IDEMPOTENT_WRITE on the cluster or WRITE on some
-// topic — a topic of this very request is checked first, so the scan of
-// AuthorizeByResourceType runs only for requests that fail anyway.
-func (s *Server) produceIdempotentAllowed(c *wire.Conn, snap *meta.Snapshot, req *kmsg.ProduceRequest) bool {
-	if s.Authz == nil || !hasIdempotentBatch(req) {
+// produceTransactionalAllowed is Produce's whole-request rule for
+// transactional batches: the request must name a transactional id the
+// principal may WRITE. Idempotent batches need nothing here (KIP-679: the
+// check is InitProducerId's).
+func (s *Server) produceTransactionalAllowed(c *wire.Conn, req *kmsg.ProduceRequest) bool {
+	if s.Authz == nil || !hasTransactionalBatch(req) {
 		return true
 	}
-	if s.allowed(c, auth.OpIdempotentWrite, auth.ResourceCluster, auth.ClusterName) {
-		return true
-	}
-	for _, rt := range req.Topics {
-		if s.topicRefAllowed(c, snap, auth.OpWrite, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13}) == nil {
-			return true
-		}
-	}
-	return s.idempotentAllowed(c)
+	return req.TransactionID != nil && s.transactionalIDAllowed(c, *req.TransactionID)
 }
 
-// hasIdempotentBatch reports whether any partition's first batch has a
-// producer id (v2 batch header: producerId at bytes 43–51).
-func hasIdempotentBatch(req *kmsg.ProduceRequest) bool {
+// hasTransactionalBatch reports whether any partition's first batch is
+// transactional (v2 batch header: attributes at bytes 21–23, bit 4).
+func hasTransactionalBatch(req *kmsg.ProduceRequest) bool {
 	for _, rt := range req.Topics {
 		for _, rp := range rt.Partitions {
-			if len(rp.Records) >= 51 && int64(binary.BigEndian.Uint64(rp.Records[43:51])) >= 0 {
+			if len(rp.Records) >= 23 && rp.Records[16] == 2 && binary.BigEndian.Uint16(rp.Records[21:23])&0x10 != 0 {
 				return true
 			}
 		}
@@ -199,11 +227,14 @@ func hasIdempotentBatch(req *kmsg.ProduceRequest) bool {
 	return false
 }
 
-// produceAllowed is Produce's check for one partition: the idempotent rule
-// (whole request) first, then WRITE on the topic.
-func (s *Server) produceAllowed(c *wire.Conn, snap *meta.Snapshot, ref partitionRef, idempotentOK bool) error {
-	if !idempotentOK {
-		return errClusterAuth
+// errTransactionalIDAuth is the refusal of a transactional id check.
+var errTransactionalIDAuth = newError(kerr.TransactionalIDAuthorizationFailed, "Transactional Id authorization failed.")
+
+// produceAllowed is Produce's check for one partition: the transactional
+// rule (whole request) first, then WRITE on the topic.
+func (s *Server) produceAllowed(c *wire.Conn, snap *meta.Snapshot, ref partitionRef, transactionalOK bool) error {
+	if !transactionalOK {
+		return errTransactionalIDAuth
 	}
 	return s.topicRefAllowed(c, snap, auth.OpWrite, ref)
 }
@@ -216,14 +247,25 @@ func (s *Server) fillMetadataAuthorizedOps(c *wire.Conn, req *kmsg.MetadataReque
 		return
 	}
 	if req.IncludeTopicAuthorizedOperations {
+		// Every topic the principal may describe, found or not; the
+		// refused ones and unknown ids keep the "not given" value.
 		for i := range resp.Topics {
 			t := &resp.Topics[i]
-			if t.ErrorCode == 0 && t.Topic != nil {
+			if t.Topic != nil && t.ErrorCode != kerr.TopicAuthorizationFailed.Code && t.ErrorCode != kerr.UnknownTopicID.Code {
 				t.AuthorizedOperations = s.authorizedOperations(c, auth.ResourceTopic, *t.Topic)
 			}
 		}
 	}
 	if req.IncludeClusterAuthorizedOperations && req.Version <= 10 {
-		resp.AuthorizedOperations = s.authorizedOperations(c, auth.ResourceCluster, auth.ClusterName)
+		resp.AuthorizedOperations = s.clusterAuthorizedOperations(c)
 	}
+}
+
+// clusterAuthorizedOperations is KIP-430's cluster bitfield as Kafka gives
+// it: only to a principal that may DESCRIBE the cluster, 0 to any other.
+func (s *Server) clusterAuthorizedOperations(c *wire.Conn) int32 {
+	if !s.allowed(c, auth.OpDescribe, auth.ResourceCluster, auth.ClusterName) {
+		return 0
+	}
+	return s.authorizedOperations(c, auth.ResourceCluster, auth.ClusterName)
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"kbroker/internal/auth"
 	"kbroker/internal/meta"
 	"kbroker/internal/wire"
 )
@@ -48,16 +47,21 @@ func handleDeleteTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 		} else {
 			t = snap.TopicByID(meta.TopicID(tg.id))
 		}
+		byName := tg.name != nil && *tg.name != ""
 		var err error
 		switch {
-		case tg.name != nil && *tg.name != "" && !s.allowed(c, auth.OpDelete, auth.ResourceTopic, *tg.name):
+		case byName && !s.deleteDescribable(c, *tg.name):
 			err = errTopicAuth
-		case t == nil && tg.name != nil && *tg.name != "":
+		case t == nil && byName:
 			err = newError(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")
 		case t == nil:
 			err = newError(kerr.UnknownTopicID, "This server does not host this topic ID.")
-		case !s.allowed(c, auth.OpDelete, auth.ResourceTopic, t.Name):
+		case !s.deletable(c, t.Name):
 			err = errTopicAuth
+			if !byName && s.deleteDescribable(c, t.Name) {
+				name := t.Name
+				rt.Topic = &name
+			}
 		default:
 			rt.TopicID = t.ID
 			name := t.Name

@@ -120,7 +120,9 @@ func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32,
 			sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 			var err error
 			if fromReplica {
-				err = s.Logs.FollowerFetch()
+				if err = s.followerFetchAllowed(c); err == nil {
+					err = s.Logs.FollowerFetch()
+				}
 			} else if err = s.topicRefAllowed(c, snap, auth.OpRead, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13}); err == nil {
 				var pt replica.Partition
 				if pt, err = s.resolve(snap, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}); err == nil {

@@ -25,6 +25,9 @@ func handleInitProducerID(ctx context.Context, s *Server, c *wire.Conn, r *wire.
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil {
 		resp.ErrorCode = kerr.InvalidRequest.Code
+		if !s.transactionalIDAllowed(c, *req.TransactionalID) { // refused before anything else, as Kafka does
+			resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		}
 		return resp, nil
 	}
 	if !s.idempotentAllowed(c) { // KIP-679: IDEMPOTENT_WRITE on the cluster or WRITE on some topic

@@ -67,11 +67,13 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 		if t == nil {
 			mt := kmsg.NewMetadataResponseTopic()
 			mt.Topic = rt.Topic
-			var err error
-			switch err = validateTopicName(*rt.Topic); {
-			case err != nil:
+			err := validateTopicName(*rt.Topic)
+			// DESCRIBE first: a name the principal may not describe is
+			// refused whatever it is, as Kafka tells nothing more of it.
+			switch {
 			case !s.allowed(c, auth.OpDescribe, auth.ResourceTopic, *rt.Topic):
 				err = errTopicAuth
+			case err != nil:
 			case !autoCreate:
 				err = newError(kerr.UnknownTopicOrPartition, "")
 			case !s.createAllowed(c, *rt.Topic):

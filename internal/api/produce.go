@@ -32,7 +32,7 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 	snap := s.Store.Snapshot()
 	now := time.Now()
 	failed := false
-	idempotentOK := s.produceIdempotentAllowed(c, snap, req)
+	transactionalOK := s.produceTransactionalAllowed(c, req)
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
@@ -43,7 +43,7 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 			ref := partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}
 			if badAcks {
 				err = newError(kerr.InvalidRequiredAcks, "acks must be -1, 0 or 1")
-			} else if err = s.produceAllowed(c, snap, ref, idempotentOK); err == nil {
+			} else if err = s.produceAllowed(c, snap, ref, transactionalOK); err == nil {
 				err = s.produceOne(snap, ref, req.Acks, rp.Records, now, &sp)
 			}
 			if err != nil {

@@ -57,6 +57,7 @@ func securityDefs() []*Def {
 			Doc: "The previous password.encoder.secret, to decode values stored under it."},
 		{Name: "kbroker.scram.bootstrap.users", Type: TypePassword, NoDefault: true, Mode: ReadOnly,
 			Doc: "SCRAM users created at startup when they have no credential yet, in kafka-storage --add-scram syntax, separated by ';': SCRAM-SHA-256=[name=admin,password=secret]."},
+		requestReadTimeoutDef(),
 	}
 }
 

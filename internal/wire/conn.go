@@ -221,16 +221,25 @@ func (c *Conn) handle(ctx context.Context, req *Request) (resp kmsg.Response, er
 }
 
 // readRequest reads and decodes the next frame. It fails at EOF, on a bad
-// frame, when the connection has been idle for connections.max.idle.ms, and
-// once the server drains.
+// frame, when the connection has been idle for connections.max.idle.ms, when
+// a frame is not complete within kbroker.request.read.timeout.ms of its first
+// byte, and once the server drains.
 func (c *Conn) readRequest(ctx context.Context, r *pooledReader, dr *deadlineReader) (*Request, error) {
 	dr.frameEnd = time.Time{}
 	var size [4]byte
-	if _, err := r.readSize(size[:]); err != nil {
+	got, err := r.readSizeStart(size[:])
+	if err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
 			return nil, fmt.Errorf("idle for longer than connections.max.idle.ms")
 		}
 		return nil, err
+	}
+	// The frame's clock starts at its first byte: from here a client
+	// trickling bytes keeps the connection active (idle expiry never
+	// fires) but cannot keep a partial frame, and its buffer, open.
+	dr.startFrame(c.srv.requestReadTimeout)
+	if _, err := r.readSize(size[got:]); err != nil {
+		return nil, dr.frameError(ctx, err)
 	}
 	n := int32(binary.BigEndian.Uint32(size[:]))
 	// Refuse before allocating: a size prefix alone must not make us
@@ -238,14 +247,16 @@ func (c *Conn) readRequest(ctx context.Context, r *pooledReader, dr *deadlineRea
 	if lo, hi := c.frameBounds(); n < lo || n > hi {
 		return nil, fmt.Errorf("frame of %d bytes is outside [%d, %d] (socket.request.max.bytes, or the SASL token limit)", n, lo, hi)
 	}
-	if err := c.reserve(ctx, int(n)); err != nil {
+	waited, err := c.reserve(ctx, int(n))
+	if err != nil {
 		return nil, err
 	}
+	// Waiting for the broker's request memory is not the client's time.
+	dr.extendFrame(waited)
 	frame := bufpool.Get(int(n))
-	dr.frameEnd = time.Now().Add(frameReadTimeout)
 	if _, err := io.ReadFull(r, frame); err != nil {
 		c.unreserve(int(n))
-		return nil, err
+		return nil, dr.frameError(ctx, err)
 	}
 	r.releaseIfEmpty()
 	var req *Request
@@ -281,15 +292,20 @@ const smallRequests = 16 << 10
 // frame, before it is read: at once while the connection holds little
 // (smallRequests), else waiting while the broker holds too many unhandled
 // bytes (queued.max.request.bytes), not reading, so the client's sends
-// back up in TCP. It fails only when ctx ends.
-func (c *Conn) reserve(ctx context.Context, n int) error {
+// back up in TCP. It fails only when ctx ends. waited is how long it
+// waited (0 on the fast path, which reads no clock).
+func (c *Conn) reserve(ctx context.Context, n int) (waited time.Duration, err error) {
 	if c.held.Load()+int64(n) <= smallRequests {
 		c.srv.queued.take(n)
-	} else if err := c.srv.queued.reserve(ctx, n); err != nil {
-		return err
+	} else {
+		start := time.Now()
+		if err := c.srv.queued.reserve(ctx, n); err != nil {
+			return 0, err
+		}
+		waited = time.Since(start)
 	}
 	c.held.Add(int64(n))
-	return nil
+	return waited, nil
 }
 
 // unreserve gives back the bytes of a frame that never became a request.
@@ -311,11 +327,39 @@ func (c *Conn) release(req *Request) {
 // so that a connection is idle when no byte arrives for
 // connections.max.idle.ms, between frames or in the middle of one (Kafka's
 // idle expiry counts any socket activity; a client stalled mid-frame has
-// none), and a frame must be complete within frameReadTimeout of its size.
+// none), and a frame must be complete within kbroker.request.read.timeout.ms
+// of its first byte (a client trickling a byte at a time is never idle).
 type deadlineReader struct {
 	c        *Conn
 	ctx      context.Context
-	frameEnd time.Time // zero between frames
+	frameEnd time.Time // zero between frames, or with no frame bound
+	timeout  time.Duration
+}
+
+// startFrame starts the clock of a frame whose first byte has arrived;
+// timeout ≤ 0: no bound.
+func (r *deadlineReader) startFrame(timeout time.Duration) {
+	r.timeout = timeout
+	if timeout > 0 {
+		r.frameEnd = time.Now().Add(timeout)
+	}
+}
+
+// extendFrame gives the frame back time the broker spent not reading it.
+func (r *deadlineReader) extendFrame(d time.Duration) {
+	if d > 0 && !r.frameEnd.IsZero() {
+		r.frameEnd = r.frameEnd.Add(d)
+	}
+}
+
+// frameError names a read error in the middle of a frame that the frame
+// bound caused, so the connection's close says why (once: the connection
+// ends with it); other errors pass through.
+func (r *deadlineReader) frameError(ctx context.Context, err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil && !r.frameEnd.IsZero() && !time.Now().Before(r.frameEnd) {
+		return fmt.Errorf("a request frame took longer than kbroker.request.read.timeout.ms (%v) to arrive", r.timeout)
+	}
+	return err
 }
 
 func (r *deadlineReader) Read(p []byte) (int, error) {
@@ -381,10 +425,6 @@ func (w progressWriter) deadline() time.Time {
 	}
 	return time.Now().Add(d)
 }
-
-// frameReadTimeout bounds how long a client may take to send the rest of a
-// frame once it has sent the size, so a stalled sender cannot hold a buffer.
-const frameReadTimeout = 2 * time.Minute
 
 func isClosed(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded)

@@ -57,6 +57,16 @@ func (p *pooledReader) readSize(size []byte) (int, error) {
 	return io.ReadFull(p.r, size)
 }
 
+// readSizeStart reads at least the first byte of a size prefix, and as much
+// more of it as one read brings (all four bytes, nearly always): the moment
+// a frame starts, without a second read per request.
+func (p *pooledReader) readSizeStart(size []byte) (int, error) {
+	if p.r == nil {
+		return io.ReadAtLeast(p.src, size, 1)
+	}
+	return io.ReadAtLeast(p.r, size, 1)
+}
+
 // frameBuffered reports whether a whole next frame is already buffered,
 // that is, whether the client pipelined another request behind this one.
 func (p *pooledReader) frameBuffered() bool {

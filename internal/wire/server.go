@@ -86,8 +86,12 @@ type Options struct {
 	MaxRequestBytes int32         // socket.request.max.bytes
 	MaxReauth       time.Duration // connections.max.reauth.ms; 0: sessions never expire
 	IdleTimeout     time.Duration // connections.max.idle.ms; 0 disables
-	Metrics         *metrics.Broker
-	Logger          *slog.Logger
+	// RequestReadTimeout bounds how long a frame may take to arrive once
+	// its first byte is read (kbroker.request.read.timeout.ms); ≤ 0: no
+	// bound.
+	RequestReadTimeout time.Duration
+	Metrics            *metrics.Broker
+	Logger             *slog.Logger
 
 	// QueuedMaxRequestBytes bounds the bytes of requests read but not yet
 	// handled, over all connections (queued.max.request.bytes); ≤ 0: none.
@@ -100,10 +104,12 @@ type Server struct {
 	maxRequestBytes int32
 	maxReauth       time.Duration
 	idleTimeout     time.Duration
-	queued          *requestMemory // nil: unbounded
-	metrics         *metrics.Broker
-	timers          map[int16]*metrics.RequestTimer
-	log             *slog.Logger
+	// requestReadTimeout: Options.RequestReadTimeout
+	requestReadTimeout time.Duration
+	queued             *requestMemory // nil: unbounded
+	metrics            *metrics.Broker
+	timers             map[int16]*metrics.RequestTimer
+	log                *slog.Logger
 
 	ctx    context.Context // cancelled when draining
 	cancel context.CancelFunc
@@ -131,7 +137,8 @@ func NewServer(handler Handler, opts Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		handler: handler, maxRequestBytes: opts.MaxRequestBytes, idleTimeout: opts.IdleTimeout,
-		metrics: opts.Metrics, log: opts.Logger, ctx: ctx, cancel: cancel,
+		requestReadTimeout: opts.RequestReadTimeout,
+		metrics:            opts.Metrics, log: opts.Logger, ctx: ctx, cancel: cancel,
 		conns: map[*Conn]struct{}{}, perIP: map[string]int{}, perListen: map[string]int{}, timers: map[int16]*metrics.RequestTimer{},
 		connectionRate: opts.ConnectionRate, acceptRate: opts.AcceptRate, maxReauth: opts.MaxReauth,
 		queued:   newRequestMemory(opts.QueuedMaxRequestBytes),

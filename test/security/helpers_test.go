@@ -106,4 +106,12 @@ func batch(value []byte, pid int64) []byte {
 	return raw
 }
 
+// transactional marks a batch of batch() transactional (attributes bit 4)
+// and recomputes its CRC.
+func transactional(raw []byte) []byte {
+	raw[22] |= 0x10
+	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return raw
+}
+
 func adminClientOf(cl *kgo.Client) *kadm.Client { return kadm.NewClient(cl) }
