@@ -1,12 +1,16 @@
 package main
 
 import (
+	"maps"
 	"net"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"kbroker/internal/testbin"
 )
 
 // fakeServer listens on loopback and answers every connection with
@@ -95,7 +99,8 @@ func TestACLPrincipalWithoutTypeIsRefusedBeforeConnecting(t *testing.T) {
 var oneDash = regexp.MustCompile(`(?m)^  -[a-z]`)
 
 func TestFlagErrorsNameFlagsWithTwoDashes(t *testing.T) {
-	for _, cmd := range []string{"serve", "configs", "topics", "acls", "users"} {
+	names := slices.Sorted(maps.Keys(commands)) // every subcommand, those added later too
+	for _, cmd := range names {
 		r := kb(t, cmd, "--no-such-flag")
 		if r.code != 2 || r.stderr != "kbroker "+cmd+": flag provided but not defined: --no-such-flag\nRun \"kbroker "+cmd+" --help\" for usage.\n" {
 			t.Fatalf("%s --no-such-flag: %+v", cmd, r)
@@ -143,6 +148,9 @@ func TestEveryErrorLineStartsWithTheCommand(t *testing.T) {
 }
 
 func TestServerThatIsNotKafkaFailsFast(t *testing.T) {
+	if _, err := testbin.Kbroker(); err != nil { // built before the clock starts
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name   string
 		answer func(net.Conn)

@@ -139,7 +139,7 @@ func (c *firstReplyConn) verdict(readErr error) string {
 	}
 	if readErr != nil && (errors.Is(readErr, io.EOF) || errors.Is(readErr, syscall.ECONNRESET)) {
 		if len(r) == 0 {
-			return "it closed the connection without answering (or it expects TLS, or it refuses this client's connections)"
+			return "it closed the connection without answering (unless it expects TLS, see security.protocol in --command-config, or refuses this client's connections)"
 		}
 		return fmt.Sprintf("it closed the connection after %d bytes, within what would be a Kafka response's header", len(r))
 	}
