@@ -12,8 +12,10 @@ package main
 // size (int32) and the correlation ID (int32) of the request it answers;
 // every request starts with its size, API key (int16), API version (int16)
 // and correlation ID. The first reply on a connection must therefore carry
-// the correlation ID of the first request written on it. The frames are
-// encoded and decoded by kmsg and kgo; this only compares header fields.
+// the correlation ID of the first request written on it (the client opens
+// every connection with ApiVersions, and the admin commands send nothing
+// that goes unanswered, such as an acks=0 Produce). The frames are encoded
+// and decoded by kmsg and kgo; this only compares header fields.
 
 import (
 	"bytes"
