@@ -88,6 +88,9 @@ func runACLs(args []string, out, errOut io.Writer) error {
 	if action == "add" && pt != kmsg.ACLResourcePatternTypeLiteral && pt != kmsg.ACLResourcePatternTypePrefixed {
 		return usageError("--add needs --resource-pattern-type literal or prefixed")
 	}
+	if err := c.checkPrincipals(); err != nil {
+		return err
+	}
 	cl, ctx, done, err := c.conn.connect()
 	if err != nil {
 		return err
@@ -100,6 +103,23 @@ func runACLs(args []string, out, errOut io.Writer) error {
 		return c.runRemove(ctx, cl, pt)
 	}
 	return c.runList(ctx, cl, pt)
+}
+
+// checkPrincipals refuses a principal without its type before anything is
+// sent: Kafka names principals type:name (User:alice), and a bare "alice"
+// would be an ACL that matches no one.
+func (c *aclsCmd) checkPrincipals() error {
+	for _, f := range []struct {
+		flag  string
+		names stringList
+	}{{"allow-principal", c.allowPrincipals}, {"deny-principal", c.denyPrincipals}, {"principal", c.principals}} {
+		for _, p := range f.names {
+			if !strings.Contains(p, ":") {
+				return usagef("--%s: expected a string in format principalType:principalName but got %s", f.flag, p)
+			}
+		}
+	}
+	return nil
 }
 
 // resource is an ACL resource pattern named on the command line.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -41,8 +42,20 @@ func newFlagSet(name, synopsis, examples string, out io.Writer) *flag.FlagSet {
 }
 
 // parseFlags parses args, sends --help to out (exit 0) and turns other
-// flag errors into usage errors.
+// flag errors into usage errors; it refuses positional arguments.
 func parseFlags(fs *flag.FlagSet, args []string, out io.Writer) error {
+	if err := parseFlagsAndArgs(fs, args, out); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected arguments %q", fs.Args())
+	}
+	return nil
+}
+
+// parseFlagsAndArgs is parseFlags leaving positional arguments in
+// fs.Args() for the caller.
+func parseFlagsAndArgs(fs *flag.FlagSet, args []string, out io.Writer) error {
 	var buf strings.Builder
 	fs.SetOutput(&buf)
 	err := fs.Parse(args)
@@ -52,13 +65,33 @@ func parseFlags(fs *flag.FlagSet, args []string, out io.Writer) error {
 		return flag.ErrHelp
 	}
 	if err != nil {
-		return usageError(err.Error())
-	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected arguments %q", fs.Args())
+		return usageError(withDoubleDash(err.Error()))
 	}
 	return nil
 }
+
+// goFlagName finds a flag name in the standard flag package's errors,
+// which spell it with one dash ("flag provided but not defined: -x",
+// "flag needs an argument: -x", "invalid value "v" for flag -x: …",
+// "invalid boolean value "v" for -x: …").
+var goFlagName = regexp.MustCompile(`(: |for flag |for )-([^-\s])`)
+
+// withDoubleDash spells the flags of a flag error as Apache Kafka's tools
+// name them, --name, as every --help here does.
+func withDoubleDash(msg string) string { return goFlagName.ReplaceAllString(msg, "$1--$2") }
+
+// flagGiven reports whether the flag was on the command line, which a
+// default value cannot tell (Kafka's tools refuse an explicit bad value
+// that, left out, would mean "the broker's default").
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
+// errorPrefix starts every error line a subcommand prints, whether the
+// command returned the error or printed it among its results.
+func errorPrefix(command string) string { return "kbroker " + command + ": " }
 
 // stringList collects a repeatable flag.
 type stringList []string

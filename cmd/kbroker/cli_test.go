@@ -258,7 +258,7 @@ func TestFailuresExitNonZeroWithTheBrokersMessage(t *testing.T) {
 		{"invalid value", args(bs, "configs", "--alter", "--topic", "t", "--add-config", "retention.ms=soon"), 1,
 			"kbroker configs: TOPIC t: INVALID_CONFIG: Invalid value soon for configuration retention.ms"},
 		{"unknown topic", args(bs, "configs", "--describe", "--topic", "nope"), 1,
-			"Error: TOPIC nope: UNKNOWN_TOPIC_OR_PARTITION"},
+			"kbroker configs: TOPIC nope: UNKNOWN_TOPIC_OR_PARTITION"},
 		{"delete of an unset key", args(bs, "configs", "--alter", "--topic", "t", "--delete-config", "segment.ms"), 1,
 			"kbroker configs: Invalid config(s): segment.ms"},
 		{"unknown logger", args(bs, "configs", "--alter", "--entity-type", "broker-loggers", "--entity-name", "1", "--add-config", "no.such=DEBUG"), 1,

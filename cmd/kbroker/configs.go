@@ -139,7 +139,7 @@ func (c *configsCmd) runDescribe(ctx context.Context, cl *admin.Client, ents []e
 	failed := false
 	for _, d := range described {
 		if d.Error != "" {
-			fmt.Fprintf(c.errOut, "Error: %s\n", d.Error)
+			fmt.Fprintf(c.errOut, "%s%s\n", errorPrefix("configs"), d.Error)
 			failed = true
 		}
 	}

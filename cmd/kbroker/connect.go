@@ -65,7 +65,7 @@ func (c *connFlags) connect() (*admin.Client, context.Context, context.CancelFun
 			return nil, nil, nil, fmt.Errorf("--command-config %s: %w", c.commandConfig, err)
 		}
 	}
-	opts, err := clientOptions(props)
+	opts, tlsCfg, err := clientOptions(props)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("--command-config %s: %w", c.commandConfig, err)
 	}
@@ -83,20 +83,28 @@ func (c *connFlags) connect() (*admin.Client, context.Context, context.CancelFun
 			seeds = append(seeds, s)
 		}
 	}
-	opts = append(opts, kgo.SeedBrokers(seeds...), kgo.RetryTimeout(timeout), kgo.DialTimeout(min(timeout, 10*time.Second)))
+	// A server that is not Kafka ends the command at once, with its reason.
+	stopped, stop := context.WithCancelCause(context.Background())
+	dialer := &kafkaDialer{tlsConfig: tlsCfg, timeout: min(timeout, 10*time.Second), notKafka: func(e *notKafkaError) { stop(e) }}
+	opts = append(opts, kgo.SeedBrokers(seeds...), kgo.RetryTimeout(timeout), kgo.Dialer(dialer.dial), kgo.BrokerMaxReadBytes(maxResponseBytes))
 	cl, err := admin.New(opts...)
 	if err != nil {
+		stop(nil)
 		return nil, nil, nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(stopped, timeout)
+	done := func() { cancel(); stop(nil); cl.Close() }
 	// One cheap request first, so an unreachable cluster or refused
 	// credentials read as such rather than as the failure of some resource.
 	if _, err := cl.ListBrokers(ctx); err != nil {
-		cancel()
-		cl.Close()
+		done()
+		var nk *notKafkaError
+		if errors.As(context.Cause(ctx), &nk) {
+			return nil, nil, nil, nk
+		}
 		return nil, nil, nil, c.explain(err, props)
 	}
-	return cl, ctx, func() { cancel(); cl.Close() }, nil
+	return cl, ctx, done, nil
 }
 
 // explain words a failure to reach or log in to the cluster.
@@ -114,14 +122,11 @@ func (c *connFlags) explain(err error, props config.Properties) error {
 
 // timeoutGiven reports whether --timeout was on the command line, where it
 // wins over default.api.timeout.ms.
-func (c *connFlags) timeoutGiven() bool {
-	given := false
-	c.fs.Visit(func(f *flag.Flag) { given = given || f.Name == "timeout" })
-	return given
-}
+func (c *connFlags) timeoutGiven() bool { return flagGiven(c.fs, "timeout") }
 
-// clientOptions maps Kafka client properties to kgo options.
-func clientOptions(props config.Properties) ([]kgo.Opt, error) {
+// clientOptions maps Kafka client properties to kgo options, and to the
+// TLS configuration to dial with (nil for a plaintext protocol).
+func clientOptions(props config.Properties) ([]kgo.Opt, *tls.Config, error) {
 	var opts []kgo.Opt
 	if id := props["client.id"]; id != "" {
 		opts = append(opts, kgo.ClientID(id))
@@ -142,23 +147,23 @@ func clientOptions(props config.Properties) ([]kgo.Opt, error) {
 	case "SASL_SSL":
 		useTLS, useSASL = true, true
 	default:
-		return nil, fmt.Errorf("security.protocol %q: want PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", proto)
+		return nil, nil, fmt.Errorf("security.protocol %q: want PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", proto)
 	}
+	var tlsCfg *tls.Config
 	if useTLS {
-		cfg, err := tlsConfig(props)
-		if err != nil {
-			return nil, err
+		var err error
+		if tlsCfg, err = tlsConfig(props); err != nil {
+			return nil, nil, err
 		}
-		opts = append(opts, kgo.DialTLSConfig(cfg))
 	}
 	if useSASL {
 		o, err := saslOption(props)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		opts = append(opts, o)
 	}
-	return opts, nil
+	return opts, tlsCfg, nil
 }
 
 // saslOption builds the SASL mechanism from sasl.mechanism and the

@@ -74,12 +74,12 @@ func run(args []string, out, errOut io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(errOut, "kbroker %s: %v\nRun \"kbroker %s --help\" for usage.\n", args[0], err, args[0])
+		fmt.Fprintf(errOut, "%s%v\nRun \"kbroker %s --help\" for usage.\n", errorPrefix(args[0]), err, args[0])
 		return 2
 	case errors.Is(err, errReported):
 		return 1
 	default:
-		fmt.Fprintf(errOut, "kbroker %s: %v\n", args[0], err)
+		fmt.Fprintf(errOut, "%s%v\n", errorPrefix(args[0]), err)
 		return 1
 	}
 }

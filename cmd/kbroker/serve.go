@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -22,24 +21,25 @@ type overrides []string
 func (o *overrides) String() string     { return strings.Join(*o, ",") }
 func (o *overrides) Set(v string) error { *o = append(*o, v); return nil }
 
+const serveSynopsis = `kbroker serve [--config server.properties] [--override key=value ...] [--log-level level]`
+
+const serveExamples = `  kbroker serve --config server.properties --override log.dirs=/var/lib/kbroker
+  kbroker serve server.properties
+`
+
 func serve(args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	path := fs.String("config", "", "server.properties file (Apache Kafka syntax and keys)")
+	fs := newFlagSet("serve", serveSynopsis, serveExamples, os.Stdout)
+	path := fs.String("config", "", "server.properties `file` (Apache Kafka syntax and keys)")
 	var ov overrides
-	fs.Var(&ov, "override", "key=value that replaces a server.properties entry (repeatable)")
-	logLevel := fs.String("log-level", "INFO", "root log level: TRACE, DEBUG, INFO, WARN, ERROR or FATAL")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: kbroker serve [--config server.properties] [--override key=value ...]\n\n")
-		fs.PrintDefaults()
-		fmt.Fprintf(fs.Output(), "\nExample:\n  kbroker serve --config server.properties --override log.dirs=/var/lib/kbroker\n")
-	}
-	if err := fs.Parse(args); err != nil {
+	fs.Var(&ov, "override", "`key=value` that replaces a server.properties entry (repeatable)")
+	logLevel := fs.String("log-level", "INFO", "root log `level`: TRACE, DEBUG, INFO, WARN, ERROR or FATAL")
+	if err := parseFlagsAndArgs(fs, args, os.Stdout); err != nil {
 		return err
 	}
 	if fs.NArg() == 1 && *path == "" { // kafka-server-start.sh style: the file as the argument
 		*path = fs.Arg(0)
 	} else if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		return usagef("unexpected arguments %q", fs.Args())
 	}
 	props := config.Properties{}
 	if *path != "" {

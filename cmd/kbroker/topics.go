@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -63,8 +64,17 @@ func runTopics(args []string, out, errOut io.Writer) error {
 	if c.topic == "" && (action == "create" || action == "alter" || action == "delete") {
 		return usagef("--%s needs --topic", action)
 	}
-	if action == "alter" && c.partitions <= 0 {
+	if action == "alter" && !flagGiven(fs, "partitions") {
 		return usageError("--alter needs --partitions (topic configs are changed with kbroker configs)")
+	}
+	// Left out, --partitions and --replication-factor mean the broker's
+	// default (-1 on the wire); given, they must be real counts, as
+	// kafka-topics.sh checks before it sends anything.
+	if flagGiven(fs, "partitions") && c.partitions < 1 {
+		return usageError("The partitions must be greater than 0")
+	}
+	if flagGiven(fs, "replication-factor") && (c.replicationFactor < 1 || c.replicationFactor > math.MaxInt16) {
+		return usagef("The replication factor must be between 1 and %d inclusive", math.MaxInt16)
 	}
 	cl, ctx, done, err := c.conn.connect()
 	if err != nil {

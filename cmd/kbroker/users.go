@@ -155,7 +155,7 @@ func (c *usersCmd) runDescribe(ctx context.Context, cl *admin.Client) error {
 	failed := false
 	for _, u := range creds {
 		if u.Err != nil {
-			fmt.Fprintf(c.errOut, "Error: %v\n", u.Err)
+			fmt.Fprintf(c.errOut, "%s%v\n", errorPrefix("users"), u.Err)
 			failed = true
 			continue
 		}
