@@ -10,10 +10,10 @@ import (
 	"kbroker/internal/controller"
 	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
-	"kbroker/internal/replica"
 	"kbroker/internal/quota"
 	"kbroker/internal/record"
 	"kbroker/internal/refusal"
+	"kbroker/internal/replica"
 	"kbroker/internal/storage"
 	"kbroker/internal/wire"
 )

@@ -27,8 +27,8 @@ import (
 	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
-	"kbroker/internal/replica"
 	"kbroker/internal/quota"
+	"kbroker/internal/replica"
 	"kbroker/internal/storage"
 	"kbroker/internal/wire"
 )

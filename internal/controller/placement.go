@@ -8,8 +8,8 @@ import (
 	"strconv"
 
 	"kbroker/internal/meta"
-	"kbroker/internal/replica"
 	"kbroker/internal/refusal"
+	"kbroker/internal/replica"
 )
 
 // Place gives each of count partitions one replica (its leader), going
