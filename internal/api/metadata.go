@@ -16,6 +16,7 @@ package api
 
 import (
 	"context"
+	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -78,7 +79,11 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 				err = errTopicAuth
 			default:
 				t, err = s.autoCreateTopic(ctx, *rt.Topic)
-				if errorIs(err, kerr.TopicAlreadyExists) { // created concurrently
+				// Created concurrently, whether the controller saw it
+				// (a refusal) or only the store write lost the race:
+				// as in Kafka, a Metadata request never answers
+				// TOPIC_ALREADY_EXISTS for a topic it would create.
+				if errors.Is(err, meta.ErrTopicExists) {
 					if t = s.Store.Snapshot().Topic(*rt.Topic); t == nil {
 						// by another broker, and not yet seen through the
 						// watch: retriable, as Kafka answers for a topic
