@@ -16,7 +16,6 @@ package api
 
 import (
 	"context"
-	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -78,19 +77,7 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 			case !s.createAllowed(c, *rt.Topic):
 				err = errTopicAuth
 			default:
-				t, err = s.autoCreateTopic(ctx, *rt.Topic)
-				// Created concurrently, whether the controller saw it
-				// (a refusal) or only the store write lost the race:
-				// as in Kafka, a Metadata request never answers
-				// TOPIC_ALREADY_EXISTS for a topic it would create.
-				if errors.Is(err, meta.ErrTopicExists) {
-					if t = s.Store.Snapshot().Topic(*rt.Topic); t == nil {
-						// by another broker, and not yet seen through the
-						// watch: retriable, as Kafka answers for a topic
-						// still being created
-						err = newError(kerr.LeaderNotAvailable, "")
-					}
-				}
+				t, err = s.controller.AutoCreateTopic(ctx, *rt.Topic)
 			}
 			if t == nil {
 				mt.ErrorCode, _ = errorCode(err)
