@@ -1,8 +1,9 @@
 package api
 
-// The USER (7) and CLIENT (6) config resources (numbered as KIP-133
-// proposed them; Apache Kafka serves quotas through the client-quota APIs
-// instead): quotas read and written through DescribeConfigs / AlterConfigs /
+// The USER (7) and CLIENT (6) config resources, kbroker's own extension
+// (Apache Kafka serves quotas only through the client-quota APIs; its
+// config resource types are 2, 4, 8, 16 and 32, so 6 and 7 collide with
+// none): quotas read and written through DescribeConfigs / AlterConfigs /
 // IncrementalAlterConfigs. Names: "alice", "<default>", and for a (user,
 // client-id) pair a USER named "alice/clients/c1" (any part may be
 // "<default>"); names are sanitized as Kafka does. Alter writes exactly
@@ -35,7 +36,8 @@ import (
 	"kbroker/internal/wire"
 )
 
-// Config resource types KIP-133 defines for quotas (USER and CLIENT).
+// Config resource types for quotas (USER and CLIENT): kbroker's numbers,
+// unused by Apache Kafka's config resource types.
 const (
 	configResourceClient kmsg.ConfigResourceType = 6
 	configResourceUser   kmsg.ConfigResourceType = 7

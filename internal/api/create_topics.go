@@ -88,12 +88,6 @@ func handleCreateTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 	return resp, nil
 }
 
-// autoCreateTopic is Metadata's auto-creation of name with the broker's
-// default counts.
-func (s *Server) autoCreateTopic(ctx context.Context, name string) (*meta.Topic, error) {
-	return s.controller.CreateTopic(ctx, &controller.TopicSpec{Name: name, Partitions: -1, ReplicationFactor: -1})
-}
-
 // specFromRequest reads one requested topic.
 func specFromRequest(rt kmsg.CreateTopicsRequestTopic) (*controller.TopicSpec, error) {
 	spec := &controller.TopicSpec{Name: rt.Topic, Partitions: rt.NumPartitions, ReplicationFactor: rt.ReplicationFactor,

@@ -45,16 +45,17 @@ func handleDescribeConfigs(ctx context.Context, s *Server, c *wire.Conn, r *wire
 			continue
 		}
 		err := s.configResourceAllowed(c, rr.ResourceType, rr.ResourceName, auth.OpDescribeConfigs)
-		if err == nil && rr.ResourceType == kmsg.ConfigResourceTypeTopic && len(rr.ConfigNames) == 0 &&
-			snap.Topic(rr.ResourceName) != nil && validateTopicName(rr.ResourceName) == nil &&
-			!setsInternalKey(snap.TopicConfig(rr.ResourceName)) {
+		if err == nil && rr.ResourceType == kmsg.ConfigResourceTypeTopic && len(rr.ConfigNames) == 0 {
 			// Every config of a topic: rendered while encoding (see
-			// topicConfigRenderer), the case that scales to thousands.
-			if resp.topics == nil {
-				resp.topics = newTopicConfigRenderer(req, s.Configs.TopicBase(snap))
+			// topicConfigRenderer), the case that scales to thousands,
+			// so the topic and its overrides come from one lookup.
+			if t, overrides := snap.TopicWithConfig(rr.ResourceName); t != nil && validateTopicName(rr.ResourceName) == nil && !setsInternalKey(overrides) {
+				if resp.topics == nil {
+					resp.topics = newTopicConfigRenderer(req, s.Configs.TopicBase(snap))
+				}
+				resp.resources = append(resp.resources, describedResource{topic: rr.ResourceName, overrides: overrides})
+				continue
 			}
-			resp.resources = append(resp.resources, describedResource{topic: rr.ResourceName, overrides: snap.TopicConfig(rr.ResourceName)})
-			continue
 		}
 		var entries []dynconfig.Described
 		if err == nil {

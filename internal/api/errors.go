@@ -12,7 +12,6 @@ import (
 	"kbroker/internal/meta"
 	"kbroker/internal/quota"
 	"kbroker/internal/record"
-	"kbroker/internal/refusal"
 	"kbroker/internal/replica"
 	"kbroker/internal/storage"
 	"kbroker/internal/wire"
@@ -48,6 +47,7 @@ var errorTable = []struct {
 	{replica.ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch},
 	{replica.ErrUnknownLeaderEpoch, kerr.UnknownLeaderEpoch},
 	{replica.ErrNotEnoughReplicas, kerr.NotEnoughReplicas},
+	{replica.ErrUnknownSpecialTimestamp, kerr.InvalidRequest},
 	{meta.ErrTopicExists, kerr.TopicAlreadyExists},
 	{meta.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{meta.ErrInvalidPartitions, kerr.InvalidPartitions},
@@ -59,6 +59,7 @@ var errorTable = []struct {
 	{controller.ErrInvalidReplicaAssignment, kerr.InvalidReplicaAssignment},
 	{controller.ErrInvalidConfig, kerr.InvalidConfig},
 	{controller.ErrPolicyViolation, kerr.PolicyViolation},
+	{controller.ErrTopicBeingCreated, kerr.LeaderNotAvailable},
 	{auth.ErrUnknownScramMechanism, kerr.UnsupportedSaslMechanism},
 	{auth.ErrEmptyUsername, kerr.UnacceptableCredential},
 	{auth.ErrTooFewIterations, kerr.UnacceptableCredential},
@@ -114,19 +115,3 @@ func (e *codeError) Unwrap() error { return e.kerr }
 
 // newError returns an error carrying code k and message msg.
 func newError(k *kerr.Error, msg string) error { return &codeError{kerr: k, msg: msg} }
-
-// errorIs reports whether err is a refusal that answers as the Kafka error
-// k: one decided here (newError) or a service's refusal.Error. A bare
-// sentinel from a store write is not one.
-func errorIs(err error, k *kerr.Error) bool {
-	var ke *kerr.Error
-	if errors.As(err, &ke) {
-		return ke == k
-	}
-	var r *refusal.Error
-	if !errors.As(err, &r) {
-		return false
-	}
-	code, _ := errorCode(r)
-	return code == k.Code
-}

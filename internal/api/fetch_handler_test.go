@@ -12,24 +12,18 @@ package api
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
-	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/bufpool"
-	"kbroker/internal/config"
-	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
 	"kbroker/internal/quota"
 	"kbroker/internal/replica"
-	"kbroker/internal/storage"
+	"kbroker/internal/testkit"
 	"kbroker/internal/wire"
 )
 
@@ -37,43 +31,11 @@ import (
 // topic "t" with the given number of partitions.
 func benchServer(b testing.TB, partitionCount int32) *Server {
 	b.Helper()
-	dir := b.TempDir()
-	cfg, err := config.NewBroker(config.Properties{"log.dirs": dir, "node.id": "1"})
-	if err != nil {
+	k := testkit.NewBrokerBase(b)
+	if _, _, err := k.Store.CreateTopics(context.Background(), []meta.NewTopic{{Topic: meta.Topic{Name: "t", Partitions: partitionCount, ReplicationFactor: 1}}}); err != nil {
 		b.Fatal(err)
 	}
-	discard := slog.New(slog.DiscardHandler)
-	bolt, err := meta.OpenBolt(filepath.Join(dir, "meta.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	store, err := meta.Open(bolt, discard)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { store.Close() })
-	logs, err := storage.OpenManager([]string{dir}, discard)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { logs.Close() })
-	if _, _, err := store.CreateTopics(context.Background(), []meta.NewTopic{{Topic: meta.Topic{Name: "t", Partitions: partitionCount, ReplicationFactor: 1}}}); err != nil {
-		b.Fatal(err)
-	}
-	return New(Deps{Broker: cfg, Store: store, Logs: replica.New(cfg, store, dynconfig.New(dynconfig.Options{Broker: cfg, Store: store, Logger: discard, Audit: discard}), logs, discard), Metrics: metrics.New(), Quotas: quota.New(quota.Options{})})
-}
-
-// oneRecordBatch is a v2 record batch of one record with a value of size bytes.
-func oneRecordBatch(size int) []byte {
-	r := kmsg.Record{Value: make([]byte, size)}
-	body := r.AppendTo(nil)
-	r.Length = int32(len(body) - 1) // body was encoded with a 1-byte length varint of 0
-	batch := kmsg.RecordBatch{PartitionLeaderEpoch: -1, Magic: 2, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,
-		FirstTimestamp: time.Now().UnixMilli(), MaxTimestamp: time.Now().UnixMilli(), NumRecords: 1, Records: r.AppendTo(nil)}
-	raw := batch.AppendTo(nil)
-	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
-	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
-	return raw
+	return New(Deps{Broker: k.Config, Store: k.Store, Logs: replica.New(k.Config, k.Store, k.Configs, k.Logs, k.Logger), Metrics: metrics.New(), Quotas: quota.New(quota.Options{})})
 }
 
 // produce appends one batch to partition p of "t" through the Produce handler.
@@ -143,7 +105,7 @@ func TestParkedFetchTimeIsNotCharged(t *testing.T) {
 	if took := time.Since(start); r.Parked < maxWait/2 || r.Parked > took {
 		t.Fatalf("parked %v of a fetch that waited %v for max_wait_ms %v", r.Parked, took, maxWait)
 	}
-	produce(t, s, c, 1, oneRecordBatch(10))
+	produce(t, s, c, 1, testkit.OneRecordBatch(t, make([]byte, 10)))
 	r = &wire.Request{Key: req.Key(), Version: req.Version, Body: req}
 	if fetch(t, s, c, r); r.Parked != 0 {
 		t.Fatalf("a fetch answered at once parked %v", r.Parked)
@@ -155,7 +117,7 @@ func BenchmarkFetchReady(b *testing.B) {
 		b.Run(fmt.Sprintf("partitions=%d", n), func(b *testing.B) {
 			s, c := benchServer(b, n), &wire.Conn{Principal: "User:ANONYMOUS"}
 			for p := range n {
-				produce(b, s, c, p, oneRecordBatch(100))
+				produce(b, s, c, p, testkit.OneRecordBatch(b, make([]byte, 100)))
 			}
 			req := fetchRequest(n, 0, 500)
 			b.ReportAllocs()
@@ -176,7 +138,7 @@ func BenchmarkFetchParkAndWake(b *testing.B) {
 				for range start {
 					time.Sleep(200 * time.Microsecond) // the fetch has read and is waiting
 					at := time.Now()
-					produce(b, s, c, n-1, oneRecordBatch(100)) // Append stamps the batch it is given
+					produce(b, s, c, n-1, testkit.OneRecordBatch(b, make([]byte, 100))) // Append stamps the batch it is given
 					produced <- at
 				}
 			}()

@@ -13,7 +13,6 @@ package api
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/auth"
@@ -22,15 +21,6 @@ import (
 )
 
 func init() { register(kmsg.ListOffsets, 1, 10, handleListOffsets) }
-
-// Special timestamps of ListOffsets.
-const (
-	offsetLatest        = -1
-	offsetEarliest      = -2
-	offsetMaxTimestamp  = -3
-	offsetEarliestLocal = -4
-	offsetLatestTiered  = -5
-)
 
 func handleListOffsets(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ListOffsetsRequest)
@@ -56,29 +46,7 @@ func handleListOffsets(ctx context.Context, s *Server, c *wire.Conn, r *wire.Req
 			}
 			if err == nil {
 				sp.LeaderEpoch = pt.LeaderEpoch
-				switch rp.Timestamp {
-				case offsetLatest:
-					sp.Offset = pt.HighWatermark()
-					if req.IsolationLevel == 1 { // read_committed
-						sp.Offset = pt.LastStableOffset()
-					}
-				case offsetEarliest, offsetEarliestLocal:
-					sp.Offset = pt.LogStartOffset()
-				case offsetMaxTimestamp:
-					sp.Offset, sp.Timestamp, err = pt.MaxTimestamp()
-				case offsetLatestTiered:
-					// No tiered storage: nothing is tiered.
-				default:
-					if rp.Timestamp < 0 {
-						err = newError(kerr.InvalidRequest, "unknown special timestamp")
-						break
-					}
-					var ok bool
-					var off, ts int64
-					if off, ts, ok, err = pt.OffsetForTimestamp(rp.Timestamp); ok {
-						sp.Offset, sp.Timestamp = off, ts
-					}
-				}
+				sp.Offset, sp.Timestamp, err = pt.ListOffset(rp.Timestamp, req.IsolationLevel == 1) // 1: read_committed
 			}
 			if err != nil {
 				sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1

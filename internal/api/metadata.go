@@ -79,15 +79,7 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 			case !s.createAllowed(c, *rt.Topic):
 				err = errTopicAuth
 			default:
-				t, err = s.autoCreateTopic(ctx, *rt.Topic)
-				if errorIs(err, kerr.TopicAlreadyExists) { // created concurrently
-					if t = s.Store.Snapshot().Topic(*rt.Topic); t == nil {
-						// by another broker, and not yet seen through the
-						// watch: retriable, as Kafka answers for a topic
-						// still being created
-						err = newError(kerr.LeaderNotAvailable, "")
-					}
-				}
+				t, err = s.controller.AutoCreateTopic(ctx, *rt.Topic)
 			}
 			if t == nil {
 				mt.ErrorCode, _ = errorCode(err)

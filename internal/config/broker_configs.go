@@ -65,7 +65,7 @@ var Brokers = newCatalog(append([]*Def{
 	{Name: "broker.rack", Type: TypeString, NoDefault: true, Mode: ReadOnly,
 		Doc: "Rack of this broker, for rack-aware placement."},
 	{Name: "client.quota.subquota.mode", Type: TypeString, Default: "independent", Check: oneOf("independent", "reserved"), Mode: ReadOnly,
-		Doc: "How a (user, client-id) quota relates to the user's quota: independent (Apache Kafka: the pair's own quota) or reserved (as KIP-55's draft described it: carved out of the user's total, which the user's other clients share)."},
+		Doc: "How a (user, client-id) quota relates to the user's quota: independent (Apache Kafka: the pair's own quota) or reserved (kbroker's extension: carved out of the user's total, which the user's other clients share)."},
 	{Name: "quota.user.producer.default", Type: TypeLong, Default: "0", Check: atLeast(0), Mode: ReadOnly,
 		Doc: "Produce bytes per second of each user without a quota of its own, below any dynamic <default> user entity (0: unlimited)."},
 	{Name: "quota.user.consumer.default", Type: TypeLong, Default: "0", Check: atLeast(0), Mode: ReadOnly,

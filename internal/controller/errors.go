@@ -25,4 +25,9 @@ var (
 	// ErrPolicyViolation: refused by the create-topic policy, or more
 	// metadata records than one request may write.
 	ErrPolicyViolation = errors.New("policy violation")
+	// ErrTopicBeingCreated: a topic an auto-creation found created by
+	// someone else, and not yet in this broker's image: retriable
+	// (LEADER_NOT_AVAILABLE), as Kafka answers for a topic still being
+	// created.
+	ErrTopicBeingCreated = errors.New("topic being created")
 )

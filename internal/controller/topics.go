@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 
@@ -146,6 +147,25 @@ func (c *Controller) CreateTopic(ctx context.Context, spec *TopicSpec) (*meta.To
 		return nil, err
 	}
 	c.logCreated(t)
+	return t, nil
+}
+
+// AutoCreateTopic creates name with the broker's default counts, for a
+// Metadata request naming a topic that does not exist. That the topic was
+// created meanwhile, by another request or broker, is no error: as in
+// Kafka, a Metadata request never answers TOPIC_ALREADY_EXISTS for a topic
+// it would create, but the topic once this broker's image has it, and
+// ErrTopicBeingCreated until then. Whether the race was lost to the check
+// (a refusal) or to the store write (its bare sentinel), the answer is the
+// same.
+func (c *Controller) AutoCreateTopic(ctx context.Context, name string) (*meta.Topic, error) {
+	t, err := c.CreateTopic(ctx, &TopicSpec{Name: name, Partitions: -1, ReplicationFactor: -1})
+	if !errors.Is(err, meta.ErrTopicExists) {
+		return t, err
+	}
+	if t = c.store.Snapshot().Topic(name); t == nil {
+		return nil, refusal.New(ErrTopicBeingCreated, fmt.Sprintf("Topic '%s' is being created.", name))
+	}
 	return t, nil
 }
 

@@ -218,10 +218,3 @@ func all[K, V any](m *immutable.Map[K, V]) iter.Seq2[K, V] {
 		}
 	}
 }
-
-func lenOf[K, V any](m *immutable.Map[K, V]) int {
-	if m == nil {
-		return 0
-	}
-	return m.Len()
-}

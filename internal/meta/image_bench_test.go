@@ -115,3 +115,25 @@ func applyBatch(s *Snapshot, b Batch) (*Snapshot, error) {
 	n, _, err := s.with(b)
 	return n, err
 }
+
+// BenchmarkLookupTopicsWithConfigs10k times finding every topic of the
+// 10,000-topic image and its config overrides by name, as DescribeConfigs
+// of every topic does.
+func BenchmarkLookupTopicsWithConfigs10k(b *testing.B) {
+	snap, err := applyBatch(emptySnapshot(), scaleBatch())
+	if err != nil {
+		b.Fatal(err)
+	}
+	names := make([]string, scaleTopics)
+	for i := range names {
+		names[i] = fmt.Sprintf("scale-%05d", i)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, name := range names {
+			if t, c := snap.TopicWithConfig(name); t == nil || c == nil {
+				b.Fatal(name)
+			}
+		}
+	}
+}

@@ -4,16 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
-
-	"github.com/benbjohnson/immutable"
 )
 
-// configsImage holds the config overrides: each topic's (only topics that
-// have some), in a persistent map since there may be one per topic, and
-// the dynamic broker configs by broker id, "" being the cluster-wide
-// default (a handful of entries, so a plain map copied on change).
+// configsImage holds the dynamic broker configs by broker id, "" being the
+// cluster-wide default (a handful of entries, so a plain map copied on
+// change). Each topic's config overrides, of which there may be one set
+// per topic, live in the topic's entry of the topics image.
 type configsImage struct {
-	topics  *immutable.Map[string, map[string]string]
 	brokers map[string]map[string]string
 }
 
@@ -54,12 +51,9 @@ var configsKind = recordKind{
 		return true, nil
 	},
 	apply: func(next *Snapshot, d *Delta) {
-		isNil := func(m map[string]string) bool { return m == nil }
-		if len(d.Configs.Topics) > 0 {
-			next.configs.topics = persistentWith(next.configs.topics, stringHasher{}, d.Configs.Topics, isNil)
-		}
+		// d.Configs.Topics is applied with the topics (topicsKind).
 		if len(d.Configs.Brokers) > 0 {
-			next.configs.brokers = cloneWith(next.configs.brokers, d.Configs.Brokers, isNil)
+			next.configs.brokers = cloneWith(next.configs.brokers, d.Configs.Brokers, func(m map[string]string) bool { return m == nil })
 		}
 	},
 	merge: func(d, later *Delta) {
@@ -71,13 +65,19 @@ var configsKind = recordKind{
 // TopicConfig is the topic's config overrides; nil if it has none. The map
 // is shared: never modify it.
 func (s *Snapshot) TopicConfig(name string) map[string]string {
-	return getFrom(s.configs.topics, name)
+	return s.topics.entry(name).configs
 }
 
 // AllTopicConfigs iterates over the overrides of every topic that has
 // some, in no particular order.
 func (s *Snapshot) AllTopicConfigs() iter.Seq2[string, map[string]string] {
-	return all(s.configs.topics)
+	return func(yield func(string, map[string]string) bool) {
+		for name, e := range all(s.topics.byName) {
+			if e.configs != nil && !yield(name, e.configs) {
+				return
+			}
+		}
+	}
 }
 
 // BrokerConfig is a broker's dynamic configs by id; "" is the cluster-wide
@@ -85,4 +85,4 @@ func (s *Snapshot) AllTopicConfigs() iter.Seq2[string, map[string]string] {
 func (s *Snapshot) BrokerConfig(id string) map[string]string { return s.configs.brokers[id] }
 
 // TopicConfigCount is the number of topics that have config overrides.
-func (s *Snapshot) TopicConfigCount() int { return lenOf(s.configs.topics) }
+func (s *Snapshot) TopicConfigCount() int { return s.topics.withConfigs }

@@ -162,3 +162,60 @@ func TestScramCredentialsOfOneUserChangeTogether(t *testing.T) {
 		t.Fatal("the snapshot before the deletion lost alice's credentials")
 	}
 }
+
+// A topic and its config overrides share one entry of the image, yet each
+// comes and goes on its own: overrides written before their topic, or left
+// after it, are counted and listed as overrides, never as a topic.
+func TestTopicAndItsOverridesComeAndGoApart(t *testing.T) {
+	topic := func(name string) Change {
+		return Change{Key: "topics/" + name, Value: fmt.Appendf(nil, `{"id":"%s","partitions":1,"replicas":[[1]]}`, NewTopicID())}
+	}
+	conf := func(name string) Change {
+		return Change{Key: "config/topics/" + name, Value: []byte(`{"retention.ms":"1000"}`)}
+	}
+	snap, _, err := emptySnapshot().with(Batch{Rev: 1, Changes: []Change{topic("a"), conf("a"), topic("b"), conf("early")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(snap *Snapshot, topics, configs []string) {
+		t.Helper()
+		gotTopics := slices.Sorted(snap.TopicNames())
+		var gotConfigs []string
+		for name := range snap.AllTopicConfigs() {
+			gotConfigs = append(gotConfigs, name)
+		}
+		slices.Sort(gotConfigs)
+		if !slices.Equal(gotTopics, topics) || snap.TopicCount() != len(topics) ||
+			!slices.Equal(gotConfigs, configs) || snap.TopicConfigCount() != len(configs) {
+			t.Fatalf("topics %v (count %d), overrides %v (count %d); want %v and %v",
+				gotTopics, snap.TopicCount(), gotConfigs, snap.TopicConfigCount(), topics, configs)
+		}
+		for _, name := range topics {
+			if tp, c := snap.TopicWithConfig(name); tp != snap.Topic(name) || (c == nil) != (snap.TopicConfig(name) == nil) {
+				t.Fatalf("TopicWithConfig(%q) disagrees with Topic and TopicConfig", name)
+			}
+		}
+	}
+	check(snap, []string{"a", "b"}, []string{"a", "early"})
+	if snap.Topic("early") != nil || snap.TopicConfig("early")["retention.ms"] != "1000" {
+		t.Fatal("overrides without a topic: not kept apart from topics")
+	}
+
+	next, _, err := snap.with(Batch{Rev: 2, Changes: []Change{
+		{Key: "topics/a", Deleted: true}, // its overrides stay until deleted themselves
+		topic("early"),
+		{Key: "config/topics/early", Deleted: true},
+		conf("b"),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(next, []string{"b", "early"}, []string{"a", "b"})
+	check(snap, []string{"a", "b"}, []string{"a", "early"}) // the older snapshot as it was
+
+	last, _, err := next.with(Batch{Rev: 3, Changes: []Change{{Key: "config/topics/a", Deleted: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(last, []string{"b", "early"}, []string{"b"})
+}

@@ -54,15 +54,16 @@
 // removed them in 3.0, KAFKA-12591; kbroker still reads them).
 //
 // A (U, C) quota is never carved out of U's: with user2 = 4096,
-// (user2, clientA) = 10 and (user2, clientB) = 30 (KIP-55's example),
-// clientA gets 10, clientB 30 and every other client of user2 shares 4096,
-// so user2 can reach 4136 bytes/s.
+// (user2, clientA) = 10 and (user2, clientB) = 30, clientA gets 10, clientB
+// 30 and every other client of user2 shares 4096, so user2 can reach 4136
+// bytes/s.
 //
-// Reserved mode (client.quota.subquota.mode=reserved) is KIP-55's draft: a
-// user's quota is a hard total over all of the user's clients. Any
-// user-level total (explicit, dynamic default or static default) is therefore
-// consulted before every level that would give a client its own quota, and
-// only explicit (U, C) sub-quotas come first, reserved out of the total:
+// Reserved mode (client.quota.subquota.mode=reserved) is kbroker's own
+// extension, not part of KIP-55 or Apache Kafka: a user's quota is a hard
+// total over all of the user's clients. Any user-level total (explicit,
+// dynamic default or static default) is therefore consulted before every
+// level that would give a client its own quota, and only explicit (U, C)
+// sub-quotas come first, reserved out of the total:
 //
 //	    level                                    shared by                                 labels
 //	 1  users/U/clients/C                        (U, C) alone, reserved out of U's total   U, C

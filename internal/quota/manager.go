@@ -20,8 +20,8 @@ const (
 	// most specific level that sets a key, and shares it only as that level
 	// says (package doc).
 	Independent SubquotaMode = iota
-	// Reserved is KIP-55's draft behaviour: a user's quota is a
-	// hard total; (user, client-id) sub-quotas are reserved out of it and the
+	// Reserved is kbroker's own extension, not in Apache Kafka: a user's
+	// quota is a hard total; (user, client-id) sub-quotas are reserved out of it and the
 	// user's other clients share the remainder.
 	Reserved
 )

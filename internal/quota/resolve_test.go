@@ -242,9 +242,10 @@ func TestStaticDefaults(t *testing.T) {
 	}
 }
 
-// kip55Overrides is KIP-55's sample configuration (user2 = 4096/8192 bytes/s,
-// its clientA = 10/20 and clientB = 30/40).
-func kip55Overrides() Overrides {
+// user2SubquotaOverrides is a user with a quota and two (user, client-id)
+// sub-quotas (user2 = 4096/8192 bytes/s, its clientA = 10/20 and clientB =
+// 30/40), beside a plain user and a client-id quota.
+func user2SubquotaOverrides() Overrides {
 	return Overrides{
 		"users/user1":                 {ProducerByteRate: 1024, ConsumerByteRate: 2048},
 		"users/user2":                 {ProducerByteRate: 4096, ConsumerByteRate: 8192},
@@ -254,10 +255,11 @@ func kip55Overrides() Overrides {
 	}
 }
 
-// TestKIP55ExampleReserved: KIP-55's sample configuration in reserved mode.
-func TestKIP55ExampleReserved(t *testing.T) {
+// TestReservedModeCarvesSubquotasOutOfUserTotal: in reserved mode user2's
+// other clients share what clientA and clientB leave of its total.
+func TestReservedModeCarvesSubquotasOutOfUserTotal(t *testing.T) {
 	m := New(Options{ExpireEvery: -1, Mode: Reserved, ClientProducerDefault: 300, ClientConsumerDefault: 400})
-	m.SetOverrides(kip55Overrides())
+	m.SetOverrides(user2SubquotaOverrides())
 	checkTable(t, m, ProducerByteRate, []expect{
 		{c: conn{"user1", "x"}, limit: 1024, sharedBy: []conn{{"user1", "y"}, {"user1", "clientA"}}},
 		{c: conn{"user2", "clientA"}, limit: 10, notWith: []conn{{"user2", "clientB"}, {"user2", "clientC"}}},
@@ -282,7 +284,7 @@ func TestKIP55ExampleReserved(t *testing.T) {
 
 	// With a static user default, user3 gets a hard total too.
 	m = New(Options{ExpireEvery: -1, Mode: Reserved, UserProducerDefault: 5000})
-	o := kip55Overrides()
+	o := user2SubquotaOverrides()
 	o["users/user3/clients/clientA"] = map[string]float64{ProducerByteRate: 1000}
 	m.SetOverrides(o)
 	checkTable(t, m, ProducerByteRate, []expect{
@@ -292,10 +294,11 @@ func TestKIP55ExampleReserved(t *testing.T) {
 	})
 }
 
-// TestKIP55ExampleIndependent: the same configuration in Kafka's mode.
-func TestKIP55ExampleIndependent(t *testing.T) {
+// TestIndependentModeSubquotasBesideUserTotal: the same configuration in
+// Kafka's mode, where a sub-quota takes nothing from the user's total.
+func TestIndependentModeSubquotasBesideUserTotal(t *testing.T) {
 	m := New(Options{ExpireEvery: -1})
-	m.SetOverrides(kip55Overrides())
+	m.SetOverrides(user2SubquotaOverrides())
 	checkTable(t, m, ProducerByteRate, []expect{
 		{c: conn{"user2", "clientA"}, limit: 10},
 		{c: conn{"user2", "clientC"}, limit: 4096, sharedBy: []conn{{"user2", "clientD"}}}, // not 4056
@@ -305,7 +308,7 @@ func TestKIP55ExampleIndependent(t *testing.T) {
 }
 
 // TestReservedModeOtherLevels pins the reserved-mode rules for the levels
-// KIP-55's sample configuration does not exercise.
+// user2SubquotaOverrides does not exercise.
 func TestReservedModeOtherLevels(t *testing.T) {
 	m := New(Options{ExpireEvery: -1, Mode: Reserved})
 	m.SetOverrides(Overrides{
@@ -345,7 +348,7 @@ func TestReservedModeOtherLevels(t *testing.T) {
 func TestReservedTotalHolds(t *testing.T) {
 	clk := &simClock{}
 	m := New(Options{Now: clk.now, ExpireEvery: -1, Mode: Reserved})
-	m.SetOverrides(kip55Overrides())
+	m.SetOverrides(user2SubquotaOverrides())
 	clients := []string{"clientA", "clientB", "clientC", "clientD", "clientE"}
 	next := make([]int64, len(clients))
 	sent := make([]int, len(clients))

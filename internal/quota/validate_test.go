@@ -57,7 +57,7 @@ func TestValidateKey(t *testing.T) {
 }
 
 func TestValidateOverridesReserved(t *testing.T) {
-	over := kip55Overrides()
+	over := user2SubquotaOverrides()
 	over["users/user2/clients/clientB"] = map[string]float64{ProducerByteRate: 4990, ConsumerByteRate: 40}
 
 	reserved := New(Options{Mode: Reserved, ExpireEvery: -1})
@@ -70,9 +70,9 @@ func TestValidateOverridesReserved(t *testing.T) {
 	if err := New(Options{ExpireEvery: -1}).ValidateOverrides(over); err != nil {
 		t.Errorf("independent mode: %v", err)
 	}
-	// KIP-55's sample numbers are valid; an exact fit too.
-	if err := reserved.ValidateOverrides(kip55Overrides()); err != nil {
-		t.Errorf("KIP-55 example: %v", err)
+	// The sample's numbers are valid; an exact fit too.
+	if err := reserved.ValidateOverrides(user2SubquotaOverrides()); err != nil {
+		t.Errorf("sample overrides: %v", err)
 	}
 	over["users/user2/clients/clientB"][ProducerByteRate] = 4086
 	if err := reserved.ValidateOverrides(over); err != nil {
@@ -119,7 +119,7 @@ func TestReservationsAboveTotalNeverZero(t *testing.T) {
 // AlterClientQuotas needs, without revalidating every other entity.
 func TestValidateChanges(t *testing.T) {
 	m := New(Options{Mode: Reserved, ExpireEvery: -1})
-	m.SetOverrides(kip55Overrides())
+	m.SetOverrides(user2SubquotaOverrides())
 	for _, tc := range []struct {
 		name    string
 		changes Overrides

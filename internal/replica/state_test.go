@@ -2,48 +2,21 @@ package replica
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
-	"hash/crc32"
-	"log/slog"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"kbroker/internal/config"
-	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
-	"kbroker/internal/storage"
+	"kbroker/internal/testkit"
 )
 
 // testPartitions is broker 1's Partitions over a real bbolt store and real
 // logs.
 func testPartitions(t *testing.T) (*Partitions, *meta.Store) {
 	t.Helper()
-	dir := t.TempDir()
-	cfg, err := config.NewBroker(config.Properties{"log.dirs": dir, "node.id": "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	discard := slog.New(slog.DiscardHandler)
-	bolt, err := meta.OpenBolt(filepath.Join(dir, "meta.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := meta.Open(bolt, discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	logs, err := storage.OpenManager([]string{dir}, discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { logs.Close() })
-	return New(cfg, store, dynconfig.New(dynconfig.Options{Broker: cfg, Store: store, Logger: discard, Audit: discard}), logs, discard), store
+	k := testkit.NewBrokerBase(t)
+	return New(k.Config, k.Store, k.Configs, k.Logs, k.Logger), k.Store
 }
 
 // createTopic stores topic name with one partition per replica list.
@@ -54,19 +27,6 @@ func createTopic(t *testing.T, store *meta.Store, name string, replicas ...[]int
 		t.Fatal(err)
 	}
 	return topic
-}
-
-// recordBatch is a valid v2 batch of one record.
-func recordBatch() []byte {
-	r := kmsg.Record{Value: []byte("v")}
-	r.Length = int32(len(r.AppendTo(nil)) - 1)
-	now := time.Now().UnixMilli()
-	b := kmsg.RecordBatch{PartitionLeaderEpoch: -1, Magic: 2, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,
-		FirstTimestamp: now, MaxTimestamp: now, NumRecords: 1, Records: r.AppendTo(nil)}
-	raw := b.AppendTo(nil)
-	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
-	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
-	return raw
 }
 
 func TestStateOfASingleReplicaPartition(t *testing.T) {
@@ -133,7 +93,7 @@ func TestAcksAllNeedsMinInsyncReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = pt.AppendAsLeader(recordBatch(), time.Now(), -1, 2)
+	_, err = pt.AppendAsLeader(testkit.OneRecordBatch(t, []byte("v")), time.Now(), -1, 2)
 	if !errors.Is(err, ErrNotEnoughReplicas) || err.Error() != "The size of the current ISR Set(1) is insufficient to satisfy the min.isr requirement of 2 for partition t-0" {
 		t.Fatalf("acks=all with min.insync.replicas 2 on one replica: %v", err)
 	}
@@ -145,7 +105,7 @@ func TestAcksAllNeedsMinInsyncReplicas(t *testing.T) {
 		if acks == -1 {
 			minInsync = 1
 		}
-		if _, err := pt.AppendAsLeader(recordBatch(), time.Now(), acks, minInsync); err != nil {
+		if _, err := pt.AppendAsLeader(testkit.OneRecordBatch(t, []byte("v")), time.Now(), acks, minInsync); err != nil {
 			t.Fatalf("acks=%d, min.insync.replicas %d: %v", acks, minInsync, err)
 		}
 	}
@@ -189,7 +149,7 @@ func TestAppendsAndDeletionsWakeWaitingRequests(t *testing.T) {
 	for p.Delayed().parked.Load() != 1 {
 		time.Sleep(time.Millisecond)
 	}
-	if _, err := pt.AppendAsLeader(recordBatch(), time.Now(), 1, 1); err != nil {
+	if _, err := pt.AppendAsLeader(testkit.OneRecordBatch(t, []byte("v")), time.Now(), 1, 1); err != nil {
 		t.Fatal(err)
 	}
 	woken(done, "an append")

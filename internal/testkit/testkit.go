@@ -1,7 +1,9 @@
 // Package testkit is what kbroker's tests share on the client side of a
 // real broker: bounded contexts, franz-go clients closed with the test,
 // topic creation that fails the test on refusal, polling, and a raw Kafka
-// connection for the bytes real clients never send (rawconn.go).
+// connection for the bytes real clients never send (rawconn.go); and on the
+// service side, the store and logs a service package's tests stand on
+// without a broker (store.go, services.go).
 //
 // Starting brokers stays where it was: broker/brokertest runs them
 // in-process, internal/testbin runs the built kbroker binary. Both kinds of
