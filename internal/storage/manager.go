@@ -45,6 +45,8 @@ type Manager struct {
 	// found names the partition directories the log dirs held when the
 	// Manager opened, so that NeedsRecovery need not look for the others.
 	found map[string]bool
+	// recovered sums what opening the logs a crash left did.
+	recovered RecoverySummary
 
 	deleting sync.WaitGroup
 	cleaning atomic.Bool // a RunCleaner is running
@@ -143,6 +145,7 @@ func (m *Manager) Log(topic string, partition int32, topicID [16]byte, cfg Confi
 	if err != nil {
 		return nil, err
 	}
+	m.recovered.add(l.Recovery())
 	m.logs[key] = l
 	delete(m.deferred, key)
 	return l, nil
