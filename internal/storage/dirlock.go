@@ -35,19 +35,19 @@ func LockDirs(dirs []string) (*DirLocks, error) {
 
 func lockDir(dir string) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: log.dirs: creating log directory %s: %v", ErrStorage, dir, err)
+		return nil, fmt.Errorf("log.dirs: creating log directory %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, LockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("%w: log.dirs: log directory %s: %v", ErrStorage, dir, err)
+		return nil, fmt.Errorf("log.dirs: log directory %s: %w", dir, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("log.dirs: log directory %s is in use by another process (%s is locked): another broker runs on it", dir, path)
 		}
-		return nil, fmt.Errorf("%w: log.dirs: locking %s: %v", ErrStorage, path, err)
+		return nil, fmt.Errorf("log.dirs: locking %s: %w", path, err)
 	}
 	return f, nil
 }

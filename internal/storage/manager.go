@@ -71,7 +71,7 @@ func OpenManager(dirs []string, logger *slog.Logger) (*Manager, error) {
 		deferred: map[partitionKey]func() error{}, found: map[string]bool{}, FlushCheckIntervalMs: math.MaxInt64}
 	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("%w: creating log dir %s: %v", ErrStorage, d, err)
+			return nil, fmt.Errorf("%w: log.dirs: creating log directory %s: %v", ErrStorage, d, err)
 		}
 		ents, err := os.ReadDir(d)
 		if err != nil {
