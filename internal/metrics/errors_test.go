@@ -50,3 +50,15 @@ func TestErrorCodesAreCountedAtEveryDepthOfAResponse(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkCountErrorsOfAProduceResponse(b *testing.B) {
+	m := New()
+	resp := kmsg.NewPtrProduceResponse()
+	topic := kmsg.NewProduceResponseTopic()
+	topic.Partitions = append(topic.Partitions, kmsg.NewProduceResponseTopicPartition())
+	resp.Topics = append(resp.Topics, topic)
+	b.ReportAllocs()
+	for b.Loop() {
+		m.CountErrors(int16(kmsg.Produce), resp)
+	}
+}
