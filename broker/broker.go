@@ -10,11 +10,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"time"
 
 	"kbroker/internal/api"
+	"kbroker/internal/buildinfo"
 	"kbroker/internal/cluster"
 	"kbroker/internal/config"
 	"kbroker/internal/dynconfig"
@@ -71,13 +71,14 @@ type Broker struct {
 	alterPolicy  policy.AlterConfig
 	createPolicy policy.CreateTopic
 
-	store   *meta.Store
-	configs *dynconfig.Configs
-	member  membership
-	logs    *storage.Manager
-	server  *wire.Server
-	addrs   []net.Addr
-	mAddr   net.Addr
+	dirLocks *storage.DirLocks
+	store    *meta.Store
+	configs  *dynconfig.Configs
+	member   membership
+	logs     *storage.Manager
+	server   *wire.Server
+	addrs    []net.Addr
+	mAddr    net.Addr
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -116,10 +117,10 @@ func (b *Broker) Start() (err error) {
 			b.log.Warn("unknown configuration key "+k+" kept as is", "key", k)
 		}
 	}
-	for _, dir := range b.cfg.LogDirs {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
+	// Locked first: the metadata file and the partition logs in them must
+	// not be opened by a second broker.
+	if b.dirLocks, err = storage.LockDirs(b.cfg.LogDirs); err != nil {
+		return err
 	}
 	if b.store, b.member, err = b.openStore(); err != nil {
 		return err
@@ -147,6 +148,7 @@ func (b *Broker) Start() (err error) {
 	if err := parts.OpenAll(b.store.Snapshot()); err != nil {
 		return err
 	}
+	b.watchPartitionLogs()
 	sec, err := b.startSecurity(ctx)
 	if err != nil {
 		return err
@@ -191,8 +193,45 @@ func (b *Broker) Start() (err error) {
 		defer close(b.done)
 		b.logs.RunRetention(ctx, time.Duration(b.cfg.RetentionCheckIntervalMs)*time.Millisecond)
 	}()
-	b.log.Info("kbroker started", "node.id", b.cfg.NodeID, "cluster.id", clusterID, "listeners", b.Addrs(), "log.dirs", b.cfg.LogDirs)
+	b.logStarted(clusterID)
 	return nil
+}
+
+// logStarted is the startup line: what an operator checks first (which
+// build, which addresses clients and Prometheus reach), then what recovery
+// did if a crash left logs to recover.
+func (b *Broker) logStarted(clusterID string) {
+	var listeners, advertised []string
+	for i, l := range b.cfg.Listeners {
+		listeners = append(listeners, l.Name+"://"+b.addrs[i].String())
+	}
+	for _, l := range b.cfg.AdvertisedListeners {
+		advertised = append(advertised, l.Name+"://"+l.Addr())
+	}
+	metricsEndpoint := "off (metrics.listener unset)"
+	if b.mAddr != nil {
+		metricsEndpoint = "http://" + b.mAddr.String() + "/metrics"
+	}
+	info := buildinfo.Get()
+	b.log.Info("kbroker started", "version", info.Version, "revision", info.RevisionLabel(),
+		"node.id", b.cfg.NodeID, "cluster.id", clusterID, "listeners", listeners,
+		"advertised.listeners", advertised, "metrics", metricsEndpoint, "log.dirs", b.cfg.LogDirs)
+	if r := b.logs.Recovered(); r.Partitions > 0 {
+		b.log.Info("recovered partition logs after an unclean shutdown", "partitions", r.Partitions,
+			"segments_scanned", r.SegmentsScanned, "bytes_truncated", r.BytesTruncated, "took", r.Took.Round(time.Millisecond))
+	}
+}
+
+// watchPartitionLogs exports the size and offsets of every open partition
+// log, read at scrape time.
+func (b *Broker) watchPartitionLogs() {
+	logs := b.logs
+	b.metrics.WatchPartitions(func(yield func(metrics.PartitionLog)) {
+		logs.EachLog(func(topic string, partition int32, l *storage.Log) {
+			yield(metrics.PartitionLog{Topic: topic, Partition: partition,
+				Size: l.Size(), StartOffset: l.LogStartOffset(), EndOffset: l.LogEndOffset()})
+		})
+	})
 }
 
 // startQuotas builds the quota manager from the static quota settings and
@@ -299,6 +338,15 @@ func (b *Broker) Close() error {
 	if b.store != nil {
 		errs = append(errs, b.store.Close())
 		b.store = nil
+	}
+	if b.dirLocks != nil {
+		errs = append(errs, b.dirLocks.Unlock())
+		b.dirLocks = nil
+		if err := errors.Join(errs...); err != nil {
+			b.log.Error("kbroker stopped", "err", err)
+		} else {
+			b.log.Info("kbroker stopped")
+		}
 	}
 	return errors.Join(errs...)
 }

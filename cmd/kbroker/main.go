@@ -10,11 +10,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"kbroker/internal/buildinfo"
 )
 
 const usage = `kbroker — a Kafka-wire-protocol broker and its admin tools
 
 Usage:
+  kbroker --version
   kbroker serve [--config server.properties] [--override key=value ...]
   kbroker configs --bootstrap-server host:port (--describe | --alter) ...
   kbroker topics  --bootstrap-server host:port (--create | --describe | --list | --alter | --delete) ...
@@ -39,7 +42,12 @@ Run "kbroker <command> --help" for a command's flags and examples.
 type command func(args []string, out, errOut io.Writer) error
 
 var commands = map[string]command{
-	"serve":   func(args []string, _, _ io.Writer) error { return serve(args) },
+	"serve": func(args []string, out, _ io.Writer) error {
+		if asksVersion(args) {
+			return printVersion(out)
+		}
+		return serve(args)
+	},
 	"configs": runConfigs,
 	"topics":  runTopics,
 	"acls":    runACLs,
@@ -59,6 +67,9 @@ func run(args []string, out, errOut io.Writer) int {
 	switch args[0] {
 	case "-h", "--help", "help":
 		fmt.Fprint(out, usage)
+		return 0
+	case "-version", "--version", "version":
+		printVersion(out)
 		return 0
 	}
 	cmd, ok := commands[args[0]]
@@ -82,4 +93,26 @@ func run(args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "%s%v\n", errorPrefix(args[0]), err)
 		return 1
 	}
+}
+
+// asksVersion reports whether a --version flag is among args (before a "--"
+// that ends the flags). It is looked for before the other flags are parsed,
+// so that "kbroker serve --config server.properties --version" prints the
+// version instead of starting a broker, whatever else is on the line.
+func asksVersion(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-version", "--version":
+			return true
+		}
+	}
+	return false
+}
+
+// printVersion prints the version and commit the binary was built from.
+func printVersion(out io.Writer) error {
+	_, err := fmt.Fprintln(out, buildinfo.Get())
+	return err
 }

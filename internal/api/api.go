@@ -82,8 +82,8 @@ func (s *Server) Supports(key int16) (min, max int16, ok bool) {
 }
 
 // Handle runs the handler of req's API (admin ones after catching up with
-// the other brokers' changes, catch_up.go) and charges its time to the
-// connection's request quota.
+// the other brokers' changes, catch_up.go), charges its time to the
+// connection's request quota and counts the error codes of its response.
 func (s *Server) Handle(ctx context.Context, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	d := registry[r.Key]
 	s.catchUp(ctx, d, r) // waiting for etcd is not broker time: not charged
@@ -91,6 +91,9 @@ func (s *Server) Handle(ctx context.Context, c *wire.Conn, r *wire.Request) (kms
 	resp, err := d.handle(ctx, s, c, r)
 	if err == nil {
 		s.chargeRequestTime(c, r, resp, time.Since(start))
+		if s.Metrics != nil {
+			s.Metrics.CountErrors(r.Key, resp)
+		}
 	}
 	return resp, err
 }

@@ -10,13 +10,15 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"regexp"
-	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/internal/buildinfo"
 )
 
 // Broker holds one broker's collectors. Each broker has its own registry, so
@@ -24,11 +26,15 @@ import (
 type Broker struct {
 	Registry *prometheus.Registry
 
-	Requests        *prometheus.CounterVec   // api, version
-	RequestLatency  *prometheus.HistogramVec // api
-	OpenConnections *prometheus.GaugeVec     // listener
-	BytesIn         *prometheus.CounterVec   // topic: record bytes produced
-	BytesOut        *prometheus.CounterVec   // topic: record bytes fetched
+	requests        requestMetrics         // requests.go
+	OpenConnections *prometheus.GaugeVec   // listener
+	BytesIn         *prometheus.CounterVec // topic: record bytes produced
+	BytesOut        *prometheus.CounterVec // topic: record bytes fetched
+	RequestErrors   *prometheus.CounterVec // api, error: error codes in responses (errors.go)
+	Authentications *prometheus.CounterVec // listener, mechanism, result
+
+	errorCounters sync.Map                      // api<<16|code → prometheus.Counter, resolved once
+	partitionLogs atomic.Pointer[PartitionLogs] // partitions.go
 }
 
 // New creates and registers the broker's collectors, plus Go runtime and
@@ -36,14 +42,7 @@ type Broker struct {
 func New() *Broker {
 	m := &Broker{
 		Registry: prometheus.NewRegistry(),
-		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kbroker_requests_total", Help: "Requests handled, by API and version.",
-		}, []string{"api", "version"}),
-		RequestLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "kbroker_request_duration_seconds",
-			Help:    "Time from a request being read to its response being written, by API.",
-			Buckets: prometheus.ExponentialBuckets(50e-6, 2.5, 14),
-		}, []string{"api"}),
+		requests: newRequestMetrics(),
 		OpenConnections: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "kbroker_open_connections", Help: "Client connections currently open, by listener.",
 		}, []string{"listener"}),
@@ -53,11 +52,45 @@ func New() *Broker {
 		BytesOut: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kbroker_topic_bytes_out_total", Help: "Record batch bytes returned by Fetch, by topic.",
 		}, []string{"topic"}),
+		RequestErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kbroker_request_errors_total",
+			Help: "Error codes in responses, by API and Kafka error name; a response counts once per error it carries (per partition, per resource).",
+		}, []string{"api", "error"}),
+		Authentications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kbroker_authentications_total",
+			Help: "SASL authentications and re-authentications, by listener, mechanism and result (success or failure).",
+		}, []string{"listener", "mechanism", "result"}),
 	}
-	m.Registry.MustRegister(m.Requests, m.RequestLatency, m.OpenConnections, m.BytesIn, m.BytesOut,
+	m.Registry.MustRegister(m.requests.collectors()...)
+	m.Registry.MustRegister(m.OpenConnections, m.BytesIn, m.BytesOut, m.RequestErrors, m.Authentications, buildInfo(),
+		partitionCollector{&m.partitionLogs},
 		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(liveHeap)),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// Authenticated counts one SASL authentication of mechanism on listener.
+func (m *Broker) Authenticated(listener, mechanism string, ok bool) {
+	result := "success"
+	if !ok {
+		result = "failure"
+	}
+	m.Authentications.WithLabelValues(listener, mechanism, result).Inc()
+}
+
+// buildInfo is kbroker_build_info, always 1, its labels saying which build
+// is running: the way Prometheus exporters publish their version.
+func buildInfo() prometheus.Collector {
+	info := buildinfo.Get()
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "kbroker_build_info",
+		Help: "Always 1; the labels tell the version, commit and Go version of the running broker.",
+		ConstLabels: prometheus.Labels{
+			"version": info.Version, "revision": info.RevisionLabel(), "goversion": info.GoVersion,
+		},
+	})
+	g.Set(1)
+	return g
 }
 
 // liveHeap adds go_gc_heap_live_bytes, the heap the last GC found
@@ -73,31 +106,6 @@ var liveHeap = collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc
 func (m *Broker) ForgetTopic(topic string) {
 	m.BytesIn.DeleteLabelValues(topic)
 	m.BytesOut.DeleteLabelValues(topic)
-}
-
-// RequestTimer returns the two observers for one API, resolved once so the
-// request path does no label lookups.
-type RequestTimer struct {
-	count   [32]prometheus.Counter // by version
-	latency prometheus.Observer
-}
-
-// ForAPI resolves the per-version counters and the latency observer of key.
-func (m *Broker) ForAPI(key int16, maxVersion int16) *RequestTimer {
-	name := kmsg.NameForKey(key)
-	t := &RequestTimer{latency: m.RequestLatency.WithLabelValues(name)}
-	for v := int16(0); v <= maxVersion && int(v) < len(t.count); v++ {
-		t.count[v] = m.Requests.WithLabelValues(name, strconv.Itoa(int(v)))
-	}
-	return t
-}
-
-// Observe counts one request of version v that took d.
-func (t *RequestTimer) Observe(v int16, d time.Duration) {
-	if v >= 0 && int(v) < len(t.count) && t.count[v] != nil {
-		t.count[v].Inc()
-	}
-	t.latency.Observe(d.Seconds())
 }
 
 // Serve runs the /metrics endpoint on addr until ctx ends. It returns once

@@ -5,7 +5,10 @@
 //
 // # Layout
 //
-// Each partition lives in "<log.dir>/<topic>-<partition>/" with:
+// Each log directory holds a .lock file that the running broker keeps an
+// exclusive flock on (LockDirs), as Kafka holds its .lock: a second broker
+// on the same directory fails at startup instead of writing the same
+// segments. Each partition lives in "<log.dir>/<topic>-<partition>/" with:
 //
 //   - <base offset, 20 digits>.log: v2 record batches exactly as produced, with the
 //     broker-assigned base offset, partition leader epoch and (for LogAppendTime)

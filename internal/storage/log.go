@@ -106,6 +106,8 @@ type Log struct {
 	closing     atomic.Bool
 	firstDirty  atomic.Int64 // cleaner checkpoint: offsets below it were compacted
 	uncleanable atomic.Bool  // cleaning failed on bad data: the cleaner skips the log
+
+	recovery Recovery // what Open did; written only by Open
 }
 
 // logEnd is the log end offset and where it is in the active segment, published
@@ -134,6 +136,7 @@ func Open(dir string, cfg Config) (*Log, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
+	start := time.Now()
 	l := &Log{dir: dir, cfg: cfg.normalized(), ps: newProducerState(), ch: make(chan struct{})}
 	if err := recoverCleanerFiles(dir); err != nil {
 		return nil, err
@@ -143,6 +146,7 @@ func Open(dir string, cfg Config) (*Log, error) {
 		return nil, err
 	}
 	shutdown, clean := takeCleanShutdown(dir)
+	l.recovery.Unclean = !clean && len(bases) > 0
 	snapOff, ps, ok := loadLatestSnapshot(dir)
 	if ok {
 		l.ps = ps
@@ -157,6 +161,7 @@ func Open(dir string, cfg Config) (*Log, error) {
 	l.hw.Store(l.end.Load().offset)
 	l.flushedTo.Store(l.end.Load().offset) // recovery left the log as it is on disk
 	l.lastFlush.Store(time.Now().UnixMilli())
+	l.recovery.Took = time.Since(start)
 	return l, nil
 }
 
@@ -243,15 +248,20 @@ func (l *Log) loadSegments(bases []int64, clean bool, shutdown *cleanShutdown, s
 		if err != nil {
 			return err
 		}
+		l.recovery.SegmentsScanned++
 		if end < s.size.Load() {
 			// Everything from the first bad batch on is dropped, including later
 			// segments, as Kafka's recovery does: offsets must stay contiguous.
+			l.recovery.BytesTruncated += s.size.Load() - end
 			if err := s.truncate(end); err != nil {
 				return err
 			}
 			s.size.Store(end)
 			for _, later := range bases[i+1:] {
 				p := segmentPath(l.dir, later)
+				if st, err := os.Stat(p + ".log"); err == nil {
+					l.recovery.BytesTruncated += st.Size()
+				}
 				for _, ext := range []string{".log", ".index", ".timeindex"} {
 					os.Remove(p + ext)
 				}

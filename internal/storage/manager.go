@@ -45,6 +45,8 @@ type Manager struct {
 	// found names the partition directories the log dirs held when the
 	// Manager opened, so that NeedsRecovery need not look for the others.
 	found map[string]bool
+	// recovered sums what opening the logs a crash left did.
+	recovered RecoverySummary
 
 	deleting sync.WaitGroup
 	cleaning atomic.Bool // a RunCleaner is running
@@ -69,7 +71,7 @@ func OpenManager(dirs []string, logger *slog.Logger) (*Manager, error) {
 		deferred: map[partitionKey]func() error{}, found: map[string]bool{}, FlushCheckIntervalMs: math.MaxInt64}
 	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("%w: creating log dir %s: %v", ErrStorage, d, err)
+			return nil, fmt.Errorf("%w: log.dirs: creating log directory %s: %v", ErrStorage, d, err)
 		}
 		ents, err := os.ReadDir(d)
 		if err != nil {
@@ -143,6 +145,7 @@ func (m *Manager) Log(topic string, partition int32, topicID [16]byte, cfg Confi
 	if err != nil {
 		return nil, err
 	}
+	m.recovered.add(l.Recovery())
 	m.logs[key] = l
 	delete(m.deferred, key)
 	return l, nil

@@ -115,7 +115,7 @@ func (c *Conn) RemoteIP() string {
 func (c *Conn) serve(ctx context.Context) {
 	defer c.nc.Close()
 	if err := c.handshakeTLS(ctx); err != nil {
-		c.log.Info("closing connection", "err", err)
+		c.logLimited(slog.LevelInfo, "closing connection", "err", err)
 		return
 	}
 	dr := &deadlineReader{c: c, ctx: ctx}
@@ -134,7 +134,7 @@ func (c *Conn) serve(ctx context.Context) {
 			w.Flush()
 			// While the server drains, every read ends in an error.
 			if !isClosed(err) && ctx.Err() == nil {
-				c.log.Info("closing connection", "err", err)
+				c.logLimited(slog.LevelInfo, "closing connection", "err", err)
 			}
 			return
 		}
@@ -143,7 +143,7 @@ func (c *Conn) serve(ctx context.Context) {
 		if err != nil {
 			// A client that leaves before taking its answer is not news.
 			if !errors.Is(err, errSend) {
-				c.log.Info("closing connection", "api", kmsg.NameForKey(req.Key), "version", req.Version, "err", err)
+				c.logLimited(slog.LevelInfo, "closing connection", "api", kmsg.NameForKey(req.Key), "version", req.Version, "err", err)
 			}
 			return
 		}

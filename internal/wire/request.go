@@ -34,6 +34,8 @@ type Request struct {
 	// queued is what the request holds of the server's request memory
 	// until it is handled (queued.max.request.bytes).
 	queued int
+	// handleStart and handleEnd bracket the handler's run (timedHandler).
+	handleStart, handleEnd time.Time
 }
 
 // Versions tells which API keys and versions the broker handles.
@@ -58,8 +60,11 @@ func parseRequest(frame []byte, versions Versions) (*Request, error) {
 	}
 	body := kmsg.RequestForKey(req.Key)
 	min, max, ok := versions.Supports(req.Key)
-	if body == nil || !ok {
+	if body == nil {
 		return nil, fmt.Errorf("%w: unknown API key %d", errBadRequest, req.Key)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: %s (key %d) is not served", errBadRequest, kmsg.NameForKey(req.Key), req.Key)
 	}
 	if req.Version < min || req.Version > max {
 		if req.Key == int16(kmsg.ApiVersions) && req.Version > max {

@@ -25,6 +25,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -152,7 +153,8 @@ func (c *Conn) SASLAuthenticate(version int16, token []byte) (reply []byte, life
 func (c *Conn) saslFailure(err error) error {
 	var ae *auth.AuthError
 	if errors.As(err, &ae) {
-		c.log.Info("SASL authentication failed", "mechanism", c.sec.mechanism, "reason", ae.Reason())
+		c.srv.countAuthentication(c.Listener, c.sec.mechanism, false)
+		c.logLimited(slog.LevelInfo, "SASL authentication failed", "mechanism", c.sec.mechanism, "reason", ae.Reason())
 		return refusal.New(ErrSASLAuthentication, ae.ClientMessage(c.sec.reauthing))
 	}
 	return refusal.New(ErrSASLState, err.Error())
@@ -172,6 +174,7 @@ func (c *Conn) finishAuth(version int16) (lifetimeMs int64, err error) {
 		s.expiresAt = time.Now().Add(max)
 		lifetimeMs = max.Milliseconds()
 	}
+	c.srv.countAuthentication(c.Listener, s.mechanism, true)
 	c.log.Debug("SASL authenticated", "principal", principal, "mechanism", s.mechanism)
 	return lifetimeMs, nil
 }

@@ -110,6 +110,7 @@ type Server struct {
 	metrics            *metrics.Broker
 	timers             map[int16]*metrics.RequestTimer
 	log                *slog.Logger
+	logLimits          *logLimiter // per-connection lines (loglimit.go)
 
 	ctx    context.Context // cancelled when draining
 	cancel context.CancelFunc
@@ -136,7 +137,8 @@ type Server struct {
 func NewServer(handler Handler, opts Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		handler: handler, maxRequestBytes: opts.MaxRequestBytes, idleTimeout: opts.IdleTimeout,
+		handler: timedHandler{handler}, logLimits: newLogLimiter(logLimitInterval),
+		maxRequestBytes: opts.MaxRequestBytes, idleTimeout: opts.IdleTimeout,
 		requestReadTimeout: opts.RequestReadTimeout,
 		metrics:            opts.Metrics, log: opts.Logger, ctx: ctx, cancel: cancel,
 		conns: map[*Conn]struct{}{}, perIP: map[string]int{}, perListen: map[string]int{}, timers: map[int16]*metrics.RequestTimer{},
@@ -275,7 +277,7 @@ func (s *Server) admit(nc net.Conn, spec ListenerSpec, security *atomic.Pointer[
 		}
 	}
 	if limit := s.maxPerIP(ip); s.perIP[ip] >= limit {
-		c.log.Info("refusing connection", "reason", "max.connections.per.ip reached", "ip", ip, "limit", limit)
+		c.logLimited(slog.LevelInfo, "refusing connection", "reason", "max.connections.per.ip reached", "ip", ip, "limit", limit)
 		nc.Close()
 		return nil
 	}
@@ -372,9 +374,41 @@ func (s *Server) SetListenerSecurity(name string, sec ListenerSecurity) error {
 	return nil
 }
 
+// observe records a request answered d after it was read: its count, its
+// total time, and how that time split between waiting to be handled, the
+// handler working and the handler parked (timedHandler).
 func (s *Server) observe(req *Request, d time.Duration) {
-	if t := s.timers[req.Key]; t != nil {
-		t.Observe(req.Version, d)
+	t := s.timers[req.Key]
+	if t == nil {
+		return
+	}
+	times := metrics.RequestTimes{Total: d}
+	if !req.handleStart.IsZero() {
+		read := time.Now().Add(-d)
+		took := req.handleEnd.Sub(req.handleStart)
+		times.Split = true
+		times.Queue = max(req.handleStart.Sub(read), 0)
+		times.Parked = min(req.Parked, took)
+		times.Handler = took - times.Parked
+	}
+	t.Observe(req.Version, times)
+}
+
+// timedHandler notes when the handler starts and ends on each request, for
+// the split of its time in observe.
+type timedHandler struct{ Handler }
+
+func (h timedHandler) Handle(ctx context.Context, c *Conn, req *Request) (kmsg.Response, error) {
+	req.handleStart = time.Now()
+	defer func() { req.handleEnd = time.Now() }()
+	return h.Handler.Handle(ctx, c, req)
+}
+
+// countAuthentication counts a SASL exchange's outcome, for
+// kbroker_authentications_total.
+func (s *Server) countAuthentication(listener, mechanism string, ok bool) {
+	if s.metrics != nil {
+		s.metrics.Authenticated(listener, mechanism, ok)
 	}
 }
 

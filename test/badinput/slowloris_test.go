@@ -2,7 +2,9 @@ package badinput
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -64,7 +66,7 @@ func TestSlowlorisFrameIsClosedWithinTheBound(t *testing.T) {
 	s := seed(t, addr)
 	frame := testkit.Frame(&kmsg.ApiVersionsRequest{Version: 3, ClientSoftwareName: "slowloris", ClientSoftwareVersion: "1"}, 1)
 
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		name   string
 		atOnce []byte // sent at once, before the trickle
 	}{
@@ -73,7 +75,9 @@ func TestSlowlorisFrameIsClosedWithinTheBound(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := closes.n.Load()
-			c := testkit.Dial(t, addr)
+			// Each case from a loopback address of its own: the broker logs
+			// a repeated line from one client IP once per interval.
+			c := dialFrom(t, fmt.Sprintf("127.0.0.%d", 10+i), addr)
 			stop := make(chan struct{})
 			defer close(stop)
 			start := time.Now()
@@ -125,4 +129,16 @@ func TestSteadyLargeFrameIsNotCutOff(t *testing.T) {
 	}
 	resp := c.Read(produceRequest(9, 1, "steady", 0, nil), 1).(*kmsg.ProduceResponse)
 	wantCode(t, "a steady 900 KiB produce", resp.Topics[0].Partitions[0].ErrorCode, &kerr.Error{Code: 0})
+}
+
+// dialFrom connects to addr from the loopback address ip.
+func dialFrom(t *testing.T, ip, addr string) *testkit.RawConn {
+	t.Helper()
+	d := net.Dialer{Timeout: testkit.IOTimeout, LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	nc, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatalf("dial %s from %s: %v", addr, ip, err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return testkit.NewRawConn(t, nc)
 }
