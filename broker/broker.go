@@ -17,6 +17,7 @@ import (
 	"kbroker/internal/api"
 	"kbroker/internal/cluster"
 	"kbroker/internal/config"
+	"kbroker/internal/group"
 	"kbroker/internal/logging"
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
@@ -72,6 +73,7 @@ type Broker struct {
 
 	store  *meta.Store
 	member membership
+	groups *group.Coordinator
 	logs   *storage.Manager
 	server *wire.Server
 	addrs  []net.Addr
@@ -130,6 +132,7 @@ func (b *Broker) Start() (err error) {
 	if err := parts.OpenAll(b.store.Snapshot()); err != nil {
 		return err
 	}
+	b.groups = b.startGroups(parts)
 	sec, err := b.startSecurity(ctx)
 	if err != nil {
 		return err
@@ -141,6 +144,7 @@ func (b *Broker) Start() (err error) {
 		AlterConfigPolicy: b.alterPolicy, CreateTopicPolicy: b.createPolicy, Quotas: quotas,
 		Authz: sec.authz, Passwords: sec.passwords, Cluster: b.member,
 		CheckListenerConfigs: dynamic.check, ListenerConfigsAltered: dynamic.reload,
+		Groups: b.groups,
 	})
 	b.server = wire.NewServer(handlers, wire.Options{
 		MaxRequestBytes: b.cfg.SocketRequestMaxBytes,
@@ -270,6 +274,10 @@ func (b *Broker) Close() error {
 	if b.done != nil {
 		<-b.done
 		b.done = nil
+	}
+	if b.groups != nil {
+		b.groups.Close()
+		b.groups = nil
 	}
 	if b.member != nil {
 		errs = append(errs, b.member.Close())

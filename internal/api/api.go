@@ -13,6 +13,7 @@ import (
 
 	"kbroker/internal/auth"
 	"kbroker/internal/config"
+	"kbroker/internal/group"
 	"kbroker/internal/logging"
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
@@ -79,6 +80,9 @@ type Deps struct {
 	// broker's dynamic configs once it is stored, unchanged values
 	// included, so listeners re-read the files they name. Nil: no one.
 	ListenerConfigsAltered func(keys []string)
+	// Groups is the group coordinator (internal/group); nil answers the
+	// group APIs COORDINATOR_NOT_AVAILABLE.
+	Groups *group.Coordinator
 }
 
 // Controller reports the elected controller's id (-1 while unknown).

@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/auth"
+	"kbroker/internal/group"
 	"kbroker/internal/meta"
 	"kbroker/internal/wire"
 )
@@ -136,6 +137,7 @@ func (s *Server) topicMetadata(live map[int32]*meta.Broker, t *meta.Topic) kmsg.
 	name := t.Name
 	mt.Topic = &name
 	mt.TopicID = t.ID
+	mt.IsInternal = name == group.Topic
 	for p := int32(0); p < t.Partitions; p++ {
 		leader := t.Leader(p, s.nodeID())
 		mp := kmsg.NewMetadataResponseTopicPartition()
