@@ -46,7 +46,10 @@ func groupConsume(t *testing.T, addr, topic, group string, members int, want int
 	defer cancel()
 	var wg sync.WaitGroup
 	done := make(chan struct{})
+	pollCtx, stopPolling := context.WithCancel(ctx)
+	defer stopPolling()
 	var once sync.Once
+	finish := func() { once.Do(func() { close(done); stopPolling() }) }
 	for i := 0; i < members; i++ {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
 			kgo.Balancers(balancer), kgo.FetchMaxWait(200*time.Millisecond),
@@ -59,7 +62,7 @@ func groupConsume(t *testing.T, addr, topic, group string, members int, want int
 			defer wg.Done()
 			defer cl.Close() // leaves the group after committing
 			for {
-				fs := cl.PollFetches(ctx)
+				fs := cl.PollFetches(pollCtx)
 				select {
 				case <-done:
 					if err := cl.CommitUncommittedOffsets(context.Background()); err != nil {
@@ -68,14 +71,11 @@ func groupConsume(t *testing.T, addr, topic, group string, members int, want int
 					return
 				default:
 				}
-				if ctx.Err() != nil {
-					return
-				}
 				fs.EachError(func(topic string, p int32, err error) { t.Errorf("fetch %s[%d]: %v", topic, p, err) })
 				mu.Lock()
 				fs.EachRecord(func(r *kgo.Record) { seen[string(r.Value)]++ })
 				if len(seen) >= want {
-					once.Do(func() { close(done) })
+					finish()
 				}
 				mu.Unlock()
 			}
@@ -87,11 +87,9 @@ func groupConsume(t *testing.T, addr, topic, group string, members int, want int
 		mu.Lock()
 		t.Errorf("group %s saw %d of %d values", group, len(seen), want)
 		mu.Unlock()
-		once.Do(func() { close(done) })
+		finish()
 	}
-	cancelSoon := time.AfterFunc(20*time.Second, cancel)
 	wg.Wait()
-	cancelSoon.Stop()
 	return seen
 }
 
