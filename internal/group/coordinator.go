@@ -25,6 +25,9 @@ type Coordinator struct {
 
 // New returns a coordinator with no shards loaded yet.
 func New(cfg Config, clock coordinator.Clock, logger *slog.Logger) *Coordinator {
+	if logger == nil {
+		logger = slog.Default()
+	}
 	c := &Coordinator{cfg: cfg}
 	c.partitions.Store(cfg.Partitions)
 	c.rt = coordinator.NewRuntime(clock, logger, func(rs *coordinator.Shard) coordinator.StateMachine {

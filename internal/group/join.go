@@ -379,6 +379,8 @@ func (s *shard) prepareRebalance(g *group) {
 		return
 	}
 	g.joinTimer = s.rt.After(g.rebalanceTimeout(), func() { s.completeJoin(g) })
+	// Nobody to wait for (the last member left): complete now.
+	s.maybeCompleteJoin(g)
 }
 
 func (s *shard) initialDelayElapsed(g *group, delay, remaining time.Duration) {
