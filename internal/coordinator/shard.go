@@ -184,3 +184,6 @@ func (s *Shard) close() {
 
 // State is the shard's state machine, for code running on its loop.
 func (s *Shard) State() StateMachine { return s.sm }
+
+// Logger is the shard's logger.
+func (s *Shard) Logger() *slog.Logger { return s.logger }

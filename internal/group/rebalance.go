@@ -49,6 +49,7 @@ func (s *shard) completeJoin(g *group) {
 	}
 	g.protocol = g.selectProtocol()
 	g.transition(CompletingRebalance, s.now())
+	s.rt.Logger().Debug("group rebalanced", "group", g.id, "generation", g.generation, "protocol", g.protocol, "members", len(g.members), "leader", g.leader)
 	for _, id := range g.order {
 		m := g.members[id]
 		if m.join == nil {
@@ -88,6 +89,7 @@ func (s *shard) syncExpired(g *group, generation int32) {
 // removeMember takes m out of the group (session expired, LeaveGroup),
 // answering its parked requests with e, and moves the group on.
 func (s *shard) removeMember(g *group, m *member, e *kerr.Error) {
+	s.rt.Logger().Debug("group member removed", "group", g.id, "member", m.id, "reason", e.Message)
 	m.heartbeat.Stop()
 	if m.join != nil {
 		m.join(joinError(m.joinVersion, m.id, e))
