@@ -17,10 +17,11 @@ import (
 // groupProps make the first rebalance of a test group immediate.
 var groupProps = config.Properties{"group.initial.rebalance.delay.ms": "0"}
 
-// produceN writes values "0".."n-1" round-robin over topic's partitions.
+// produceN writes values "from".."to-1" round-robin over topic's
+// partitions, uncompressed (kafkajs reads no snappy).
 func produceN(t *testing.T, addr, topic string, from, to int) {
 	t.Helper()
-	cl := newClient(t, addr, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	cl := newClient(t, addr, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	ctx := testContext(t, 30*time.Second)
 	for i := from; i < to; i++ {
 		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: []byte(fmt.Sprint(i))}, func(_ *kgo.Record, err error) {
