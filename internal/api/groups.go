@@ -14,6 +14,19 @@ func (s *Server) groupReadAllowed(c *wire.Conn, groupID string) bool {
 	return s.allowed(c, auth.OpRead, auth.ResourceGroup, groupID)
 }
 
+// groupRefusal is the error of a group-membership request refused before
+// it reaches the coordinator (GROUP READ denied, no coordinator here), or
+// 0.
+func (s *Server) groupRefusal(c *wire.Conn, groupID string) int16 {
+	switch {
+	case !s.groupReadAllowed(c, groupID):
+		return kerr.GroupAuthorizationFailed.Code
+	case !s.groupsServed():
+		return codeNoGroupCoordinator
+	}
+	return 0
+}
+
 // groupsServed reports whether this broker runs a group coordinator (an
 // embedding without one answers COORDINATOR_NOT_AVAILABLE).
 func (s *Server) groupsServed() bool { return s.Groups != nil }

@@ -9,7 +9,6 @@ package api
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/wire"
@@ -20,12 +19,8 @@ func init() { register(kmsg.Heartbeat, 0, 4, handleHeartbeat) }
 func handleHeartbeat(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.HeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
-	switch {
-	case !s.groupReadAllowed(c, req.Group):
-		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
-		return resp, nil
-	case !s.groupsServed():
-		resp.ErrorCode = codeNoGroupCoordinator
+	if code := s.groupRefusal(c, req.Group); code != 0 {
+		resp.ErrorCode = code
 		return resp, nil
 	}
 	out := s.Groups.Heartbeat(ctx, req)

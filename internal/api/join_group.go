@@ -11,7 +11,6 @@ package api
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/wire"
@@ -30,11 +29,8 @@ func handleJoinGroup(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reque
 		}
 		return resp, nil
 	}
-	switch {
-	case !s.groupReadAllowed(c, req.Group):
-		return fail(kerr.GroupAuthorizationFailed.Code)
-	case !s.groupsServed():
-		return fail(codeNoGroupCoordinator)
+	if code := s.groupRefusal(c, req.Group); code != 0 {
+		return fail(code)
 	}
 	out, parked := s.Groups.Join(ctx, req, groupClient(c, r))
 	r.Parked += parked

@@ -24,12 +24,9 @@ func init() { register(kmsg.OffsetCommit, 0, 9, handleOffsetCommit) }
 func handleOffsetCommit(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.OffsetCommitRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
-	switch {
-	case !s.groupReadAllowed(c, req.Group):
-		resp.Topics = group.CommitErrors(req.Topics, kerr.GroupAuthorizationFailed.Code)
-		return resp, nil
-	case !s.groupsServed():
-		resp.Topics = group.CommitErrors(req.Topics, codeNoGroupCoordinator)
+	if code := s.groupRefusal(c, req.Group); code != 0 {
+		// No top-level error in OffsetCommit: every partition carries it.
+		resp.Topics = group.CommitErrors(req.Topics, code)
 		return resp, nil
 	}
 	snap := s.Store.Snapshot()

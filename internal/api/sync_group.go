@@ -9,7 +9,6 @@ package api
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/wire"
@@ -20,12 +19,8 @@ func init() { register(kmsg.SyncGroup, 0, 5, handleSyncGroup) }
 func handleSyncGroup(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.SyncGroupRequest)
 	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
-	switch {
-	case !s.groupReadAllowed(c, req.Group):
-		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
-		return resp, nil
-	case !s.groupsServed():
-		resp.ErrorCode = codeNoGroupCoordinator
+	if code := s.groupRefusal(c, req.Group); code != 0 {
+		resp.ErrorCode = code
 		return resp, nil
 	}
 	out, parked := s.Groups.Sync(ctx, req)

@@ -108,15 +108,7 @@ func TestInitialRebalanceDelayWaitsForMoreMembers(t *testing.T) {
 
 func TestSessionExpiryRemovesMember(t *testing.T) {
 	h := newHarness(t, testConfig())
-	a, aJoin := h.joinNew("g")
-	answered(t, aJoin)
-	answered(t, h.sync("g", a, 1, map[string]string{a: "x"}))
-	b, bJoin := h.joinNew("g")
-	answered(t, h.join(joinReq("g", a)))
-	answered(t, bJoin)
-	bSync := h.sync("g", b, 2, nil)
-	answered(t, h.sync("g", a, 2, map[string]string{a: "x", b: "y"}))
-	answered(t, bSync)
+	a, b := h.stableTwoMembers("g")
 
 	// a keeps heartbeating; b goes silent past its 10 s session.
 	for i := 0; i < 4; i++ {
@@ -180,15 +172,7 @@ func TestStaticMemberRejoinFencesOldIncarnation(t *testing.T) {
 
 func TestCooperativeFollowerRejoinsAtOnce(t *testing.T) {
 	h := newHarness(t, testConfig())
-	a, aJoin := h.joinNew("g")
-	answered(t, aJoin)
-	answered(t, h.sync("g", a, 1, map[string]string{a: "all"}))
-	b, bJoin := h.joinNew("g")
-	answered(t, h.join(joinReq("g", a)))
-	answered(t, bJoin)
-	bSync := h.sync("g", b, 2, nil)
-	answered(t, h.sync("g", a, 2, map[string]string{a: "half", b: ""}))
-	answered(t, bSync)
+	a, b := h.stableTwoMembers("g")
 
 	// An unchanged follower's rejoin in Stable is answered at once...
 	if r := answered(t, h.join(joinReq("g", b))); r.Generation != 2 || r.ErrorCode != 0 {

@@ -121,7 +121,9 @@ func joinReq(group, member string, opts ...joinOpt) *kmsg.JoinGroupRequest {
 // when the rebalance completes.
 func (h *harness) join(req *kmsg.JoinGroupRequest) chan *kmsg.JoinGroupResponse {
 	ch := make(chan *kmsg.JoinGroupResponse, 1)
-	h.do(func(s *shard) { s.join(req, Client{ID: "client", Host: "/127.0.0.1"}, func(r *kmsg.JoinGroupResponse) { ch <- r }) })
+	h.do(func(s *shard) {
+		s.join(req, Client{ID: "client", Host: "/127.0.0.1"}, func(r *kmsg.JoinGroupResponse) { ch <- r })
+	})
 	return ch
 }
 
@@ -208,4 +210,20 @@ func leaveMembers(ids ...string) []kmsg.LeaveGroupRequestMember {
 		out = append(out, m)
 	}
 	return out
+}
+
+// stableTwoMembers brings group to Stable at generation 2 with a (leader,
+// joined first) and b.
+func (h *harness) stableTwoMembers(group string) (a, b string) {
+	h.t.Helper()
+	a, aJoin := h.joinNew(group)
+	answered(h.t, aJoin)
+	answered(h.t, h.sync(group, a, 1, map[string]string{a: "all"}))
+	b, bJoin := h.joinNew(group)
+	answered(h.t, h.join(joinReq(group, a)))
+	answered(h.t, bJoin)
+	bSync := h.sync(group, b, 2, nil)
+	answered(h.t, h.sync(group, a, 2, map[string]string{a: "half", b: "half"}))
+	answered(h.t, bSync)
+	return a, b
 }

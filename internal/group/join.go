@@ -122,13 +122,21 @@ func newMemberID(prefix string) string {
 	return fmt.Sprintf("%s-%x-%x-%x-%x-%x", prefix, b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
-func (s *shard) joinUnknownMember(g *group, jr *joinRequest) {
-	if g.state == Dead {
-		jr.reply(joinError(jr.version, jr.memberID, kerr.CoordinatorNotAvailable))
-		return
+// joinRefusal is what any join of g is refused with: a group being
+// deleted, or protocols the members cannot agree on.
+func joinRefusal(g *group, jr *joinRequest) *kerr.Error {
+	switch {
+	case g.state == Dead:
+		return kerr.CoordinatorNotAvailable
+	case !g.supportsProtocols(jr.protocolType, jr.protocols):
+		return kerr.InconsistentGroupProtocol
 	}
-	if !g.supportsProtocols(jr.protocolType, jr.protocols) {
-		jr.reply(joinError(jr.version, jr.memberID, kerr.InconsistentGroupProtocol))
+	return nil
+}
+
+func (s *shard) joinUnknownMember(g *group, jr *joinRequest) {
+	if e := joinRefusal(g, jr); e != nil {
+		jr.reply(joinError(jr.version, jr.memberID, e))
 		return
 	}
 	prefix := jr.from.ID
@@ -162,12 +170,8 @@ func (s *shard) pendingExpired(g *group, id string) {
 }
 
 func (s *shard) joinKnownMember(g *group, jr *joinRequest) {
-	if g.state == Dead {
-		jr.reply(joinError(jr.version, jr.memberID, kerr.CoordinatorNotAvailable))
-		return
-	}
-	if !g.supportsProtocols(jr.protocolType, jr.protocols) {
-		jr.reply(joinError(jr.version, jr.memberID, kerr.InconsistentGroupProtocol))
+	if e := joinRefusal(g, jr); e != nil {
+		jr.reply(joinError(jr.version, jr.memberID, e))
 		return
 	}
 	if t, ok := g.pending[jr.memberID]; ok {
