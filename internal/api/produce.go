@@ -10,7 +10,8 @@ package api
 // the connection so the client notices), 1 or -1 (the same here: every
 // partition has one replica, so the leader's append is the commit). v13
 // names topics by id. Transactional batches are refused (no transaction
-// coordinator yet).
+// coordinator yet), and so is any batch for `__consumer_offsets`, which only
+// the group coordinator writes (INVALID_TOPIC_EXCEPTION, as Kafka).
 
 import (
 	"context"
@@ -20,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/group"
 	"kbroker/internal/meta"
 	"kbroker/internal/wire"
 )
@@ -69,12 +71,18 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 	return resp, nil
 }
 
+var errInternalTopicProduce = newError(kerr.InvalidTopicException, "Cannot append to internal topic "+group.Topic)
+
 var errAcksZeroFailed = newError(kerr.UnknownServerError, "produce with acks=0 failed; closing the connection so the client notices")
 
 func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, acks int16, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition) error {
 	t, l, err := s.resolve(snap, ref)
 	if err != nil {
 		return err
+	}
+	if t.Name == group.Topic {
+		// Only the group coordinator writes its records.
+		return errInternalTopicProduce
 	}
 	// acks=all needs min.insync.replicas in sync; every partition has one
 	// replica here, so a topic asking for more cannot take acks=all writes.

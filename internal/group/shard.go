@@ -21,7 +21,15 @@ type shard struct {
 
 var _ coordinator.StateMachine = (*shard)(nil)
 
-func (s *shard) Replay(r coordinator.Record) error { return s.replay(r) }
+// Replay applies a record of the log. One it cannot read is logged and
+// skipped, so that no record can keep every group of the partition from
+// loading.
+func (s *shard) Replay(r coordinator.Record) error {
+	if err := s.replay(r); err != nil {
+		s.rt.Logger().Warn("skipping an unreadable __consumer_offsets record", "partition", s.rt.Partition, "err", err)
+	}
+	return nil
+}
 
 // Loaded starts the session timers of the members read back: a member that
 // does not heartbeat within its session timeout of the load is gone, as

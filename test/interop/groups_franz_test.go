@@ -2,12 +2,14 @@ package interop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"kbroker/broker/brokertest"
@@ -150,3 +152,50 @@ func testFranzGroup(t *testing.T, balancer kgo.GroupBalancer) {
 func TestFranzGoGroupEager(t *testing.T) { testFranzGroup(t, kgo.RangeBalancer()) }
 
 func TestFranzGoGroupCooperative(t *testing.T) { testFranzGroup(t, kgo.CooperativeStickyBalancer()) }
+
+// The first group lookup creates `__consumer_offsets`: compacted, with
+// offsets.topic.num.partitions partitions, listed as internal, and closed
+// to producers.
+func TestOffsetsTopicIsInternal(t *testing.T) {
+	addr := startBroker(t, config.Properties{"offsets.topic.num.partitions": "7"})
+	adm := newAdmin(t, addr)
+	createTopic(t, adm, "data", 1)
+	ctx := testContext(t, 20*time.Second)
+	var os kadm.Offsets
+	os.Add(kadm.Offset{Topic: "data", Partition: 0, At: 3, LeaderEpoch: -1})
+	if resp, err := adm.CommitOffsets(ctx, "simple", os); err != nil || resp.Error() != nil {
+		t.Fatalf("simple commit: %v %v", err, resp.Error())
+	}
+	details, err := adm.ListTopicsWithInternal(ctx, "__consumer_offsets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := details["__consumer_offsets"]
+	if d.Err != nil || !d.IsInternal || len(d.Partitions) != 7 {
+		t.Fatalf("__consumer_offsets: err %v internal %v partitions %d; want internal with 7", d.Err, d.IsInternal, len(d.Partitions))
+	}
+	cfgs, err := adm.DescribeTopicConfigs(ctx, "__consumer_offsets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := cfgs.On("__consumer_offsets", nil); err != nil || configValue(v.Configs, "cleanup.policy") != "compact" {
+		t.Fatalf("cleanup.policy of __consumer_offsets: %v %v, want compact", configValue(v.Configs, "cleanup.policy"), err)
+	}
+	cl := newClient(t, addr)
+	err = cl.ProduceSync(ctx, &kgo.Record{Topic: "__consumer_offsets", Value: []byte("junk")}).FirstErr()
+	if !errors.Is(err, kerr.InvalidTopicException) {
+		t.Fatalf("produce to __consumer_offsets: %v, want INVALID_TOPIC_EXCEPTION", err)
+	}
+	if got := committedTotal(t, adm, "simple", "data"); got != 3 {
+		t.Fatalf("simple group's offset %d, want 3", got)
+	}
+}
+
+func configValue(cs []kadm.Config, name string) string {
+	for _, c := range cs {
+		if c.Key == name && c.Value != nil {
+			return *c.Value
+		}
+	}
+	return ""
+}
