@@ -24,6 +24,9 @@ type Config struct {
 	MaxSize int
 	// MaxMetadataBytes is offset.metadata.max.bytes.
 	MaxMetadataBytes int
+	// OffsetsRetention is offsets.retention.minutes; RetentionCheck is
+	// offsets.retention.check.interval.ms (0: never checked).
+	OffsetsRetention, RetentionCheck time.Duration
 }
 
 // newMemberJoinTimeout is how long a brand-new member's parked JoinGroup
@@ -43,6 +46,8 @@ func ConfigFrom(l config.Layers) Config {
 		InitialRebalanceDelay: ms("group.initial.rebalance.delay.ms"),
 		MaxSize:               int(num("group.max.size")),
 		MaxMetadataBytes:      int(num("offset.metadata.max.bytes")),
+		OffsetsRetention:      time.Duration(num("offsets.retention.minutes")) * time.Minute,
+		RetentionCheck:        ms("offsets.retention.check.interval.ms"),
 	}
 }
 

@@ -287,3 +287,41 @@ func TestOffsetsAndGroupsSurviveRestart(t *testing.T) {
 		t.Fatal("member replayed from the log never expired")
 	}
 }
+
+func TestOffsetRetention(t *testing.T) {
+	cfg := testConfig()
+	cfg.OffsetsRetention, cfg.RetentionCheck = 10*time.Minute, time.Minute
+	h := newHarness(t, cfg)
+	if code := h.commit(9, "simple", "", -1, 5); code != 0 {
+		t.Fatal(code)
+	}
+	a, aJoin := h.joinNew("active")
+	answered(t, aJoin)
+	answered(t, h.sync("active", a, 1, map[string]string{a: "x"}))
+	if code := h.commit(9, "active", a, 1, 9); code != 0 {
+		t.Fatal(code)
+	}
+	alive := func(d time.Duration) { // the member heartbeats within its session
+		for ; d > 0; d -= 5 * time.Second {
+			h.advance(5 * time.Second)
+			if code := h.heartbeat("active", a, 1, nil); code != 0 {
+				t.Fatalf("heartbeat: %d", code)
+			}
+		}
+	}
+	alive(9 * time.Minute)
+	if h.fetched("simple") != 5 {
+		t.Fatal("offset expired before offsets.retention.minutes")
+	}
+	alive(3 * time.Minute)
+	if h.fetched("simple") != -1 || h.group("simple") != nil {
+		t.Fatal("a simple group's offset outlived its retention (or the emptied group stayed)")
+	}
+	if h.fetched("active") != 9 {
+		t.Fatal("an active group lost the offset of a topic it may consume")
+	}
+	h.restart(cfg)
+	if h.fetched("simple") != -1 {
+		t.Fatal("expired offset came back from the log")
+	}
+}

@@ -40,6 +40,7 @@ func (s *shard) Loaded() {
 			s.scheduleHeartbeat(g, m)
 		}
 	}
+	s.scheduleRetention()
 }
 
 // Unloaded answers every parked request NOT_COORDINATOR, so its client
