@@ -22,8 +22,8 @@ type saramaHandler struct {
 	// members are the member ids that were handed messages.
 	members map[string]bool
 	want    int
-	done chan struct{}
-	once *sync.Once
+	done    chan struct{}
+	once    *sync.Once
 }
 
 func (saramaHandler) Setup(sarama.ConsumerGroupSession) error   { return nil }
