@@ -325,3 +325,26 @@ func TestOffsetRetention(t *testing.T) {
 		t.Fatal("expired offset came back from the log")
 	}
 }
+
+// A restart in the middle of a rebalance does not bring back a member that
+// had left: the remaining one rejoins and the rebalance completes at once,
+// rather than after the leaver's session timeout.
+func TestRestartMidRebalanceForgetsLeftMembers(t *testing.T) {
+	h := newHarness(t, testConfig())
+	a, b := h.stableTwoMembers("g")
+	h.do(func(s *shard) { s.leave("g", leaveMembers(b)) })
+	h.restart(testConfig())
+	if code := h.heartbeat("g", a, 2, nil); code != kerr.RebalanceInProgress.Code {
+		t.Fatalf("heartbeat after the restart: %d, want REBALANCE_IN_PROGRESS", code)
+	}
+	r := answered(t, h.join(joinReq("g", a)))
+	if r.Generation != 3 || len(r.Members) != 1 || r.LeaderID != a {
+		t.Fatalf("rejoin after the restart: %+v, want generation 3 with a alone", r)
+	}
+	// A restart once the rebalance is over changes nothing.
+	answered(t, h.sync("g", a, 3, map[string]string{a: "all"}))
+	h.restart(testConfig())
+	if code := h.heartbeat("g", a, 3, nil); code != 0 {
+		t.Fatalf("heartbeat after a restart of a stable group: %d", code)
+	}
+}

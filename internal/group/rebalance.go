@@ -63,6 +63,7 @@ func (s *shard) completeJoin(g *group) {
 	}
 	gen := g.generation
 	g.syncTimer = s.rt.After(g.rebalanceTimeout(), func() { s.syncExpired(g, gen) })
+	s.persistMembership(g)
 }
 
 // syncExpired ends a CompletingRebalance in which the leader's (or some
@@ -84,6 +85,7 @@ func (s *shard) syncExpired(g *group, generation int32) {
 		return
 	}
 	s.prepareRebalance(g)
+	s.persistMembership(g)
 }
 
 // removeMember takes m out of the group (session expired, LeaveGroup),
@@ -106,6 +108,7 @@ func (s *shard) removeMember(g *group, m *member, e *kerr.Error) {
 	case PreparingRebalance:
 		s.maybeCompleteJoin(g)
 	}
+	s.persistMembership(g)
 }
 
 func syncError(e *kerr.Error) *kmsg.SyncGroupResponse {

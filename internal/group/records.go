@@ -54,7 +54,18 @@ func groupTombstone(group string) coordinator.Record {
 
 // groupRecord is the group's generation, protocol, leader and members with
 // their assignments, as Kafka persists them after a rebalance.
-func groupRecord(g *group) coordinator.Record {
+func groupRecord(g *group) coordinator.Record { return encodeGroup(g, true) }
+
+// unsettledGroupRecord records the members of a group whose rebalance is
+// under way (some left, or a new generation awaits its assignment). Kafka
+// writes the group only once a rebalance is over, so a coordinator restarted
+// mid-rebalance brings back members that left and waits out their sessions;
+// a broker that restarts within a session timeout (every few seconds, under
+// test) would then never finish a rebalance. The record has no leader,
+// which marks it: a group loaded from it rebalances at once.
+func unsettledGroupRecord(g *group) coordinator.Record { return encodeGroup(g, false) }
+
+func encodeGroup(g *group, settled bool) coordinator.Record {
 	v := kmsg.NewGroupMetadataValue()
 	v.Version = groupValueVersion
 	v.ProtocolType = g.protocolType
@@ -63,7 +74,7 @@ func groupRecord(g *group) coordinator.Record {
 		p := g.protocol
 		v.Protocol = &p
 	}
-	if g.leader != "" {
+	if g.leader != "" && settled {
 		l := g.leader
 		v.Leader = &l
 	}
@@ -178,6 +189,7 @@ func (s *shard) replayGroup(id string, value []byte) error {
 		}
 		g.addMember(m)
 	}
+	g.rebalanceOnLoad = v.Leader == nil && len(g.members) > 0
 	if v.Leader != nil {
 		g.leader = *v.Leader
 	}

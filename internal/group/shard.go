@@ -39,6 +39,10 @@ func (s *shard) Loaded() {
 		for _, m := range g.members {
 			s.scheduleHeartbeat(g, m)
 		}
+		if g.rebalanceOnLoad {
+			g.rebalanceOnLoad = false
+			s.prepareRebalance(g)
+		}
 	}
 	s.scheduleRetention()
 }
@@ -83,6 +87,18 @@ func (s *shard) write(records ...coordinator.Record) *kerr.Error {
 		return kerr.UnknownServerError
 	}
 	return kerr.CoordinatorNotAvailable
+}
+
+// persistMembership writes the members of a group in the middle of a
+// rebalance (unsettledGroupRecord says why). A failed write is not the
+// request's concern: the rebalance's own record follows.
+func (s *shard) persistMembership(g *group) {
+	if len(g.members) == 0 || g.state == Empty || g.state == Stable {
+		return
+	}
+	if e := s.write(unsettledGroupRecord(g)); e != nil {
+		s.rt.Logger().Warn("could not record a group's membership change", "group", g.id, "err", e.Message)
+	}
 }
 
 // scheduleHeartbeat (re)arms m's session timer: a member not heard from

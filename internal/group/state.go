@@ -117,6 +117,9 @@ type group struct {
 	// out the initial delay: it does not complete early even if every
 	// member has joined.
 	initialDelay bool
+	// rebalanceOnLoad is set when the last record read back was written
+	// mid-rebalance: the group rebalances once loaded.
+	rebalanceOnLoad bool
 }
 
 func newGroup(id string, now time.Time) *group {
