@@ -83,6 +83,12 @@ func (s *shard) join(req *kmsg.JoinGroupRequest, from Client, reply func(*kmsg.J
 			return
 		}
 		g = newGroup(req.Group, s.now())
+		// Recorded at once, as Kafka does, so the group (and its
+		// generation count) survives a coordinator restart.
+		if e := s.write(groupRecord(g)); e != nil {
+			fail(e)
+			return
+		}
 		s.groups[req.Group] = g
 	}
 	if !s.acceptsJoiningMember(g, req.MemberID) {

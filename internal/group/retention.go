@@ -46,6 +46,7 @@ func (s *shard) expireOffsets() {
 			}
 		}
 		if len(records) == 0 {
+			s.dropIfUnused(g, now)
 			continue
 		}
 		dropGroup := g.state == Empty && countOffsets(g) == len(records)
@@ -86,4 +87,17 @@ func countOffsets(g *group) int {
 		n += len(ps)
 	}
 	return n
+}
+
+// dropIfUnused deletes an empty group with no offsets once it has been
+// empty for the retention time (a group whose members joined but never
+// committed).
+func (s *shard) dropIfUnused(g *group, now time.Time) {
+	if g.state != Empty || len(g.offsets) > 0 || len(g.pending) > 0 ||
+		now.Sub(g.stateTime) < s.cfg.OffsetsRetention {
+		return
+	}
+	if s.write(groupTombstone(g.id)) == nil {
+		delete(s.groups, g.id)
+	}
 }
