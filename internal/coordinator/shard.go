@@ -56,6 +56,10 @@ type Shard struct {
 // arriving before that are answered COORDINATOR_LOAD_IN_PROGRESS.
 func (s *Shard) Loaded() bool { return s.loaded.Load() }
 
+// Failed reports a shard whose log could not be replayed: it never loads,
+// and its requests get COORDINATOR_NOT_AVAILABLE.
+func (s *Shard) Failed() bool { return s.failed.Load() }
+
 // Now is the shard's clock.
 func (s *Shard) Now() time.Time { return s.clock.Now() }
 

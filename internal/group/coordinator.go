@@ -63,6 +63,8 @@ func (c *Coordinator) shardOf(group string) (*coordinator.Shard, *kerr.Error) {
 	switch {
 	case rs == nil:
 		return nil, kerr.NotCoordinator
+	case rs.Failed():
+		return nil, kerr.CoordinatorNotAvailable
 	case !rs.Loaded():
 		return nil, kerr.CoordinatorLoadInProgress
 	}

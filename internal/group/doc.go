@@ -10,7 +10,8 @@
 // partition before the request is answered, and is replayed from it when
 // the shard loads.
 //
-// Not here yet: KIP-848 consumer groups, group configs, offset retention,
-// transactional offset commits (RequireStable is accepted and, with no
-// transactions, has nothing to wait for).
+// Offsets expire as KIP-211 says (retention.go). Not here yet: KIP-848
+// consumer groups, group configs, transactional offset commits
+// (RequireStable is accepted and, with no transactions, has nothing to
+// wait for).
 package group
