@@ -1,6 +1,7 @@
 package security
 
 import (
+	"maps"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -234,6 +235,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := matrixCases(td["t"].ID)
+	maps.Copy(cases, groupMatrixCases(t, admin))
 
 	alice := client(t, addr, scram256("alice", alicePass))
 	versions := issue(t, alice, kmsg.NewPtrApiVersionsRequest()).(*kmsg.ApiVersionsResponse)
