@@ -18,6 +18,7 @@ import (
 	"kbroker/internal/cluster"
 	"kbroker/internal/config"
 	"kbroker/internal/dynconfig"
+	"kbroker/internal/group"
 	"kbroker/internal/logging"
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
@@ -75,6 +76,7 @@ type Broker struct {
 	store    *meta.Store
 	configs  *dynconfig.Configs
 	member   membership
+	groups   *group.Coordinator
 	logs     *storage.Manager
 	server   *wire.Server
 	addrs    []net.Addr
@@ -149,6 +151,7 @@ func (b *Broker) Start() (err error) {
 		return err
 	}
 	b.watchPartitionLogs()
+	b.groups = b.startGroups(parts)
 	sec, err := b.startSecurity(ctx)
 	if err != nil {
 		return err
@@ -158,7 +161,7 @@ func (b *Broker) Start() (err error) {
 		Broker: b.cfg, ClusterID: clusterID, Store: b.store, Logs: parts, Configs: b.configs, Metrics: b.metrics,
 		Logger: b.loggers.Logger("kbroker.api"), Audit: b.loggers.Logger("kbroker.audit"),
 		CreateTopicPolicy: b.createPolicy, Quotas: quotas,
-		Authz: sec.authz, Cluster: b.member,
+		Authz: sec.authz, Cluster: b.member, Groups: b.groups,
 	})
 	b.server = wire.NewServer(handlers, wire.Options{
 		MaxRequestBytes: b.cfg.SocketRequestMaxBytes,
@@ -326,6 +329,10 @@ func (b *Broker) Close() error {
 	if b.done != nil {
 		<-b.done
 		b.done = nil
+	}
+	if b.groups != nil {
+		b.groups.Close()
+		b.groups = nil
 	}
 	if b.member != nil {
 		errs = append(errs, b.member.Close())

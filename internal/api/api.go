@@ -18,6 +18,7 @@ import (
 	"kbroker/internal/config"
 	"kbroker/internal/controller"
 	"kbroker/internal/dynconfig"
+	"kbroker/internal/group"
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
 	"kbroker/internal/quota"
@@ -51,6 +52,9 @@ type Deps struct {
 	// Cluster names the elected controller (internal/cluster); nil: this
 	// broker. The live brokers are in the snapshot.
 	Cluster Controller
+	// Groups is the group coordinator (internal/group); nil answers the
+	// group APIs COORDINATOR_NOT_AVAILABLE.
+	Groups *group.Coordinator
 }
 
 // Controller reports the elected controller's id (-1 while unknown).

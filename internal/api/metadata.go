@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/auth"
+	"kbroker/internal/group"
 	"kbroker/internal/meta"
 	"kbroker/internal/wire"
 )
@@ -130,6 +131,7 @@ func (s *Server) topicMetadata(snap *meta.Snapshot, live map[int32]*meta.Broker,
 	name := t.Name
 	mt.Topic = &name
 	mt.TopicID = t.ID
+	mt.IsInternal = name == group.Topic
 	for p := int32(0); p < t.Partitions; p++ {
 		st := s.Logs.State(snap, t, p, live)
 		mp := kmsg.NewMetadataResponseTopicPartition()

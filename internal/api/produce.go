@@ -10,7 +10,9 @@ package api
 // the connection so the client notices), 1 (the leader's append) or -1
 // (every in-sync replica, at least min.insync.replicas of them:
 // replica.Partition.AppendAsLeader). v13 names topics by id.
-// Transactional batches are refused (no transaction coordinator yet).
+// Transactional batches are refused (no transaction coordinator yet), and
+// so is any batch for `__consumer_offsets`, which only the group coordinator
+// writes (INVALID_TOPIC_EXCEPTION, as Kafka).
 
 import (
 	"context"
@@ -19,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/group"
 	"kbroker/internal/meta"
 	"kbroker/internal/wire"
 )
@@ -68,12 +71,18 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 	return resp, nil
 }
 
+var errInternalTopicProduce = newError(kerr.InvalidTopicException, "Cannot append to internal topic "+group.Topic)
+
 var errAcksZeroFailed = newError(kerr.UnknownServerError, "produce with acks=0 failed; closing the connection so the client notices")
 
 func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, acks int16, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition) error {
 	pt, err := s.resolve(snap, ref)
 	if err != nil {
 		return err
+	}
+	if pt.Topic == group.Topic {
+		// Only the group coordinator writes its records.
+		return errInternalTopicProduce
 	}
 	res, err := pt.AppendAsLeader(records, now, acks, s.Logs.MinInsyncReplicas(snap, pt.Topic))
 	if err != nil {

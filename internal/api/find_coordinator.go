@@ -1,0 +1,120 @@
+package api
+
+// FindCoordinator (key 10), v0–v6.
+//
+// Names the broker coordinating a group: the leader of the group's
+// `__consumer_offsets` partition. v4+ batches keys (KIP-699). The internal
+// topic is created on the first lookup of a group, which is answered
+// COORDINATOR_NOT_AVAILABLE (clients retry) as Kafka does while the topic
+// is being created. Transactional ids (key type 1) get
+// COORDINATOR_NOT_AVAILABLE: there is no transaction coordinator yet. Share
+// groups (key type 2) are not served: INVALID_REQUEST.
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/internal/auth"
+	"kbroker/internal/config"
+	"kbroker/internal/group"
+	"kbroker/internal/meta"
+	"kbroker/internal/wire"
+)
+
+func init() { register(kmsg.FindCoordinator, 0, 6, handleFindCoordinator) }
+
+func handleFindCoordinator(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.FindCoordinatorRequest)
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	if req.Version < 4 {
+		found := s.findCoordinator(ctx, c, req.CoordinatorType, req.CoordinatorKey)
+		resp.ErrorCode, resp.ErrorMessage = found.ErrorCode, found.ErrorMessage
+		resp.NodeID, resp.Host, resp.Port = found.NodeID, found.Host, found.Port
+		return resp, nil
+	}
+	for _, key := range req.CoordinatorKeys {
+		resp.Coordinators = append(resp.Coordinators, s.findCoordinator(ctx, c, req.CoordinatorType, key))
+	}
+	return resp, nil
+}
+
+var (
+	errNoTxnCoordinator = newError(kerr.CoordinatorNotAvailable, "kbroker has no transaction coordinator yet")
+	errOffsetsTopicNew  = newError(kerr.CoordinatorNotAvailable, "the group coordinator topic "+group.Topic+" is being created")
+)
+
+func (s *Server) findCoordinator(ctx context.Context, c *wire.Conn, keyType int8, key string) kmsg.FindCoordinatorResponseCoordinator {
+	out := kmsg.NewFindCoordinatorResponseCoordinator()
+	out.Key, out.NodeID, out.Port = key, -1, -1
+	var err error
+	switch keyType {
+	case 0:
+		if !s.allowed(c, auth.OpDescribe, auth.ResourceGroup, key) {
+			err = newError(kerr.GroupAuthorizationFailed, "")
+		} else {
+			err = s.groupCoordinator(ctx, c, key, &out)
+		}
+	case 1:
+		if !s.allowed(c, auth.OpDescribe, auth.ResourceTransactionalID, key) {
+			err = newError(kerr.TransactionalIDAuthorizationFailed, "")
+		} else {
+			err = errNoTxnCoordinator
+		}
+	default:
+		err = newError(kerr.InvalidRequest, "unsupported coordinator key type "+strconv.Itoa(int(keyType)))
+	}
+	if err != nil {
+		out.NodeID, out.Host, out.Port = -1, "", -1
+		out.ErrorCode, out.ErrorMessage = errorCode(err)
+	}
+	return out
+}
+
+func (s *Server) groupCoordinator(ctx context.Context, c *wire.Conn, groupID string, out *kmsg.FindCoordinatorResponseCoordinator) error {
+	if s.Groups == nil {
+		return newError(kerr.CoordinatorNotAvailable, "")
+	}
+	snap := s.Store.Snapshot()
+	t := snap.Topics[group.Topic]
+	if t == nil {
+		return s.createOffsetsTopic(ctx, snap)
+	}
+	p := group.Partition(groupID, t.Partitions)
+	leader := t.Leader(p, s.nodeID())
+	for _, b := range brokerList(s.liveBrokerSet(snap), c.Listener) {
+		if b.NodeID == leader {
+			out.NodeID, out.Host, out.Port = b.NodeID, b.Host, b.Port
+			return nil
+		}
+	}
+	return newError(kerr.CoordinatorNotAvailable, "the leader of "+group.Topic+" partition "+itoa32(p)+" is not available")
+}
+
+// createOffsetsTopic creates `__consumer_offsets`, compacted, with
+// offsets.topic.num.partitions partitions of one replica (kbroker keeps one
+// per partition). Kafka's create-topic policy does not apply to internal
+// topics. Its answer is always COORDINATOR_NOT_AVAILABLE: the coordinators
+// load once the topic is in the metadata, and the client retries.
+func (s *Server) createOffsetsTopic(ctx context.Context, snap *meta.Snapshot) error {
+	static := config.Layers{Static: s.Broker.Props}
+	spec := &topicSpec{
+		name: group.Topic, partitions: s.Groups.Config().Partitions, replicationFactor: 1,
+		configs: map[string]string{
+			"cleanup.policy": "compact",
+			"segment.bytes":  config.BrokerValue("offsets.topic.segment.bytes", static),
+		},
+	}
+	_, err := s.Store.CreateTopic(ctx, s.newTopic(snap, spec), spec.configs)
+	switch {
+	case err == nil:
+		s.Logger.Info("created the internal topic", "topic", group.Topic, "partitions", spec.partitions)
+	case errors.Is(err, meta.ErrTopicExists):
+	default:
+		s.Logger.Warn("creating the internal topic failed", "topic", group.Topic, "err", err)
+	}
+	return errOffsetsTopicNew
+}

@@ -1,0 +1,13 @@
+// Package coordinator is the runtime that group (and, later, transaction)
+// coordinators run on: one shard per partition of an internal topic
+// (`__consumer_offsets`) that this broker leads. A shard replays its
+// partition's log when it is loaded, then owns its state on one goroutine —
+// its event loop — so handlers never share a lock with it: they submit a
+// function and wait for its answer. Timers fire on the same loop. A state
+// change is appended to the partition log before the request that caused it
+// is answered, so an acknowledged change is as durable as an acknowledged
+// produce and comes back on the next load.
+//
+// The state machine is plugged in through StateMachine; the runtime knows
+// nothing about groups.
+package coordinator

@@ -1,0 +1,193 @@
+package coordinator
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"kbroker/internal/storage"
+)
+
+// Log is the partition log of a shard: what it replays at load and appends
+// its writes to (a *storage.Log).
+type Log interface {
+	Append(batch []byte, now time.Time) (storage.AppendResult, error)
+	Read(offset int64, maxBytes int32, minOneBatch bool) (storage.ReadResult, error)
+	LogStartOffset() int64
+	HighWatermark() int64
+}
+
+// StateMachine is the state a shard owns. Every method runs on the shard's
+// event loop.
+type StateMachine interface {
+	// Replay applies one record read back from the log at load.
+	Replay(r Record) error
+	// Loaded is called once the log has been replayed, before any request.
+	Loaded()
+	// Unloaded is called when the shard stops (leadership moved, broker
+	// shutting down): waiters get their answer now.
+	Unloaded()
+}
+
+// ErrNotLoaded is returned for work sent to a shard that has stopped.
+var ErrNotLoaded = errors.New("coordinator: shard is not loaded")
+
+// Shard is one internal-topic partition's coordinator state and the loop
+// that owns it.
+type Shard struct {
+	Partition int32
+	log       Log
+	clock     Clock
+	logger    *slog.Logger
+	sm        StateMachine
+
+	events   chan func()
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+	loaded   atomic.Bool
+	failed   atomic.Bool
+}
+
+// Loaded reports whether the shard has finished replaying its log. Requests
+// arriving before that are answered COORDINATOR_LOAD_IN_PROGRESS.
+func (s *Shard) Loaded() bool { return s.loaded.Load() }
+
+// Failed reports a shard whose log could not be replayed: it never loads,
+// and its requests get COORDINATOR_NOT_AVAILABLE.
+func (s *Shard) Failed() bool { return s.failed.Load() }
+
+// Now is the shard's clock.
+func (s *Shard) Now() time.Time { return s.clock.Now() }
+
+// Do runs fn on the shard's event loop. It returns ErrNotLoaded, without
+// running fn, if the shard has stopped.
+func (s *Shard) Do(fn func()) error {
+	select {
+	case <-s.stop:
+		return ErrNotLoaded
+	default:
+	}
+	select {
+	case s.events <- fn:
+		return nil
+	case <-s.stop:
+		return ErrNotLoaded
+	}
+}
+
+// Timer is a function scheduled on a shard's loop. Stop, called on the loop,
+// guarantees the function will not run.
+type Timer struct {
+	stopped bool
+	t       Stopper
+}
+
+// Stop cancels the timer; safe on a nil timer. Call it on the loop.
+func (t *Timer) Stop() {
+	if t == nil {
+		return
+	}
+	t.stopped = true
+	t.t.Stop()
+}
+
+// After runs fn on the loop after d, unless the returned timer is stopped
+// first. Call it on the loop.
+func (s *Shard) After(d time.Duration, fn func()) *Timer {
+	t := &Timer{}
+	t.t = s.clock.AfterFunc(d, func() {
+		_ = s.Do(func() {
+			if !t.stopped {
+				t.stopped = true
+				fn()
+			}
+		})
+	})
+	return t
+}
+
+// Write appends records to the shard's partition log as one batch. It runs
+// on the loop and returns once the log holds them, so the caller answers
+// its request only after the change is as durable as any acknowledged
+// produce.
+func (s *Shard) Write(records []Record) error {
+	if len(records) == 0 {
+		return nil
+	}
+	if _, err := s.log.Append(buildBatch(records, s.clock.Now()), s.clock.Now()); err != nil {
+		return fmt.Errorf("appending to the internal topic log: %w", err)
+	}
+	return nil
+}
+
+// run replays the log, then serves events until stopped.
+func (s *Shard) run() {
+	defer close(s.done)
+	if err := s.replay(); err != nil {
+		s.logger.Error("coordinator shard failed to load; requests get COORDINATOR_NOT_AVAILABLE", "partition", s.Partition, "err", err)
+		s.failed.Store(true)
+		<-s.stop
+		return
+	}
+	s.sm.Loaded()
+	s.loaded.Store(true)
+	for {
+		select {
+		case fn := <-s.events:
+			fn()
+		case <-s.stop:
+			s.loaded.Store(false)
+			for {
+				select {
+				case fn := <-s.events:
+					fn()
+				default:
+					s.sm.Unloaded()
+					return
+				}
+			}
+		}
+	}
+}
+
+// replayChunk is how much of the log one read returns at load.
+const replayChunk = 1 << 20
+
+func (s *Shard) replay() error {
+	offset := s.log.LogStartOffset()
+	for offset < s.log.HighWatermark() {
+		res, err := s.log.Read(offset, replayChunk, true)
+		if err != nil {
+			if errors.Is(err, storage.ErrOffsetOutOfRange) && s.log.LogStartOffset() > offset {
+				offset = s.log.LogStartOffset() // compaction or retention moved the start
+				continue
+			}
+			return err
+		}
+		next, err := forEachRecord(res.Records, func(_ int64, r Record) error { return s.sm.Replay(r) })
+		if err != nil {
+			return err
+		}
+		if next <= offset {
+			return fmt.Errorf("%w: no progress at offset %d", errBadBatch, offset)
+		}
+		offset = next
+	}
+	return nil
+}
+
+// close stops the loop and waits for it.
+func (s *Shard) close() {
+	s.stopOnce.Do(func() { close(s.stop) })
+	<-s.done
+}
+
+// State is the shard's state machine, for code running on its loop.
+func (s *Shard) State() StateMachine { return s.sm }
+
+// Logger is the shard's logger.
+func (s *Shard) Logger() *slog.Logger { return s.logger }

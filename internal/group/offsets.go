@@ -1,0 +1,278 @@
+package group
+
+import (
+	"context"
+	"slices"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/internal/coordinator"
+)
+
+// Commit serves the partitions of an OffsetCommit that passed the
+// handler's checks (authorization, known topic and partition). Its answer
+// has every partition of req, each with its own error: OffsetCommit has no
+// top-level error, so a group-level one is copied onto every partition.
+func (c *Coordinator) Commit(ctx context.Context, req *kmsg.OffsetCommitRequest) []kmsg.OffsetCommitResponseTopic {
+	if req.Group == "" {
+		return CommitErrors(req.Topics, kerr.InvalidGroupID.Code)
+	}
+	resp, _, errc := call(ctx, c, req.Group, func(s *shard, done func([]kmsg.OffsetCommitResponseTopic)) {
+		done(s.commit(req))
+	})
+	if errc != nil {
+		return CommitErrors(req.Topics, errc.Code)
+	}
+	return resp
+}
+
+// CommitErrors answers every partition of topics with code.
+func CommitErrors(topics []kmsg.OffsetCommitRequestTopic, code int16) []kmsg.OffsetCommitResponseTopic {
+	out := make([]kmsg.OffsetCommitResponseTopic, 0, len(topics))
+	for _, t := range topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		out = append(out, rt)
+	}
+	return out
+}
+
+// validateCommit is Kafka's classic-group commit check. A commit with a
+// negative generation and no member is a "simple" commit (admin tools,
+// consumers using assign()): allowed into an empty group only. A member's
+// commit must come from the current generation, and not while the
+// assignment is being handed out (REBALANCE_IN_PROGRESS); commits during
+// PreparingRebalance are allowed so consumers can commit as they revoke.
+func (s *shard) validateCommit(req *kmsg.OffsetCommitRequest) (*group, *kerr.Error) {
+	g := s.groups[req.Group]
+	if g == nil {
+		if req.Generation >= 0 {
+			if req.Version >= 9 {
+				return nil, kerr.GroupIDNotFound
+			}
+			return nil, kerr.IllegalGeneration
+		}
+		g = newGroup(req.Group, s.now())
+		return g, nil // added to the shard once the commit is written
+	}
+	switch {
+	case g.state == Dead:
+		return nil, kerr.CoordinatorNotAvailable
+	case req.Generation < 0 && g.state == Empty:
+		return g, nil
+	case req.Generation >= 0 || req.MemberID != "" || req.InstanceID != nil:
+		if e := g.validateMember(req.MemberID, req.InstanceID); e != nil {
+			return nil, e
+		}
+		if req.Generation != g.generation {
+			return nil, kerr.IllegalGeneration
+		}
+	default:
+		return nil, kerr.UnknownMemberID
+	}
+	if g.state == CompletingRebalance {
+		return nil, kerr.RebalanceInProgress
+	}
+	return g, nil
+}
+
+func (s *shard) commit(req *kmsg.OffsetCommitRequest) []kmsg.OffsetCommitResponseTopic {
+	g, e := s.validateCommit(req)
+	if e != nil {
+		return CommitErrors(req.Topics, e.Code)
+	}
+	now := s.now().UnixMilli()
+	// Kafka's v2-v4 retention time gives the offsets an explicit expiry;
+	// v1 carries a per-partition commit timestamp instead.
+	expire := int64(-1)
+	if req.Version >= 2 && req.Version <= 4 && req.RetentionTimeMillis != -1 {
+		expire = now + req.RetentionTimeMillis
+	}
+	out := CommitErrors(req.Topics, 0)
+	var records []coordinator.Record
+	type pending struct {
+		topic     string
+		partition int32
+		c         committed
+	}
+	var writes []pending
+	for i, t := range req.Topics {
+		for j, p := range t.Partitions {
+			meta := ""
+			if p.Metadata != nil {
+				meta = *p.Metadata
+			}
+			if len(meta) > s.cfg.MaxMetadataBytes {
+				out[i].Partitions[j].ErrorCode = kerr.OffsetMetadataTooLarge.Code
+				continue
+			}
+			c := committed{offset: p.Offset, leaderEpoch: p.LeaderEpoch, metadata: meta, commitTime: now, expireTime: expire}
+			if req.Version < 6 {
+				c.leaderEpoch = -1
+			}
+			if req.Version == 1 && p.Timestamp != -1 {
+				c.commitTime = p.Timestamp
+			}
+			records = append(records, offsetRecord(req.Group, t.Topic, p.Partition, c))
+			writes = append(writes, pending{t.Topic, p.Partition, c})
+		}
+	}
+	if len(records) == 0 {
+		return out
+	}
+	if e := s.write(records...); e != nil {
+		for i := range out {
+			for j := range out[i].Partitions {
+				if out[i].Partitions[j].ErrorCode == 0 {
+					out[i].Partitions[j].ErrorCode = e.Code
+				}
+			}
+		}
+		return out
+	}
+	s.groups[g.id] = g
+	for _, w := range writes {
+		g.setOffset(w.topic, w.partition, w.c)
+	}
+	return out
+}
+
+// FetchTopic is a topic of an OffsetFetch: nil Partitions asks for none.
+type FetchTopic struct {
+	Topic      string
+	Partitions []int32
+}
+
+// Fetch answers an OffsetFetch for one group: the offsets of topics, or of
+// every topic with commits when topics is nil. A partition without a
+// commit gets offset -1, leader epoch -1 and metadata "". The error is the
+// group-level one.
+func (c *Coordinator) Fetch(ctx context.Context, groupID string, topics []FetchTopic) ([]kmsg.OffsetFetchResponseGroupTopic, int16) {
+	if groupID == "" {
+		return nil, kerr.InvalidGroupID.Code
+	}
+	resp, _, errc := call(ctx, c, groupID, func(s *shard, done func([]kmsg.OffsetFetchResponseGroupTopic)) {
+		done(s.fetch(groupID, topics))
+	})
+	if errc != nil {
+		return nil, errc.Code
+	}
+	return resp, 0
+}
+
+func (s *shard) fetch(groupID string, topics []FetchTopic) []kmsg.OffsetFetchResponseGroupTopic {
+	g := s.groups[groupID]
+	if topics == nil {
+		if g == nil {
+			return nil
+		}
+		names := make([]string, 0, len(g.offsets))
+		for t := range g.offsets {
+			names = append(names, t)
+		}
+		sort.Strings(names)
+		for _, t := range names {
+			ft := FetchTopic{Topic: t}
+			for p := range g.offsets[t] {
+				ft.Partitions = append(ft.Partitions, p)
+			}
+			slices.Sort(ft.Partitions)
+			topics = append(topics, ft)
+		}
+	}
+	out := make([]kmsg.OffsetFetchResponseGroupTopic, 0, len(topics))
+	for _, t := range topics {
+		rt := kmsg.NewOffsetFetchResponseGroupTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+			rp.Partition, rp.Offset, rp.LeaderEpoch = p, -1, -1
+			empty := ""
+			rp.Metadata = &empty
+			if g != nil {
+				if c, ok := g.offsets[t.Topic][p]; ok {
+					rp.Offset, rp.LeaderEpoch = c.offset, c.leaderEpoch
+					meta := c.metadata
+					rp.Metadata = &meta
+				}
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		out = append(out, rt)
+	}
+	return out
+}
+
+// DeleteOffsets serves an OffsetDelete for the partitions that passed the
+// handler's checks (KIP-496). The error is the group-level one.
+func (c *Coordinator) DeleteOffsets(ctx context.Context, groupID string, topics []FetchTopic) ([]kmsg.OffsetDeleteResponseTopic, int16) {
+	resp, _, errc := call(ctx, c, groupID, func(s *shard, done func(deleteOffsetsResult)) {
+		done(s.deleteOffsets(groupID, topics))
+	})
+	if errc != nil {
+		return nil, errc.Code
+	}
+	return resp.topics, resp.code
+}
+
+type deleteOffsetsResult struct {
+	topics []kmsg.OffsetDeleteResponseTopic
+	code   int16
+}
+
+func (s *shard) deleteOffsets(groupID string, topics []FetchTopic) deleteOffsetsResult {
+	g := s.groups[groupID]
+	if g == nil || g.state == Dead {
+		return deleteOffsetsResult{code: kerr.GroupIDNotFound.Code}
+	}
+	// Only a group whose members' subscriptions the broker can read may
+	// lose offsets while it has members: those of topics nobody
+	// subscribes to.
+	subscribed, known := g.subscribedTopics()
+	if len(g.members) > 0 && !known {
+		return deleteOffsetsResult{code: kerr.NonEmptyGroup.Code}
+	}
+	var out []kmsg.OffsetDeleteResponseTopic
+	var records []coordinator.Record
+	var gone []FetchTopic
+	for _, t := range topics {
+		rt := kmsg.NewOffsetDeleteResponseTopic()
+		rt.Topic = t.Topic
+		del := FetchTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
+			rp.Partition = p
+			switch {
+			case len(g.members) > 0 && subscribed[t.Topic]:
+				rp.ErrorCode = kerr.GroupSubscribedToTopic.Code
+			default:
+				if _, ok := g.offsets[t.Topic][p]; ok {
+					records = append(records, offsetTombstone(groupID, t.Topic, p))
+					del.Partitions = append(del.Partitions, p)
+				}
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		gone = append(gone, del)
+		out = append(out, rt)
+	}
+	if e := s.write(records...); e != nil {
+		return deleteOffsetsResult{code: e.Code}
+	}
+	for _, d := range gone {
+		for _, p := range d.Partitions {
+			delete(g.offsets[d.Topic], p)
+		}
+		if len(g.offsets[d.Topic]) == 0 {
+			delete(g.offsets, d.Topic)
+		}
+	}
+	return deleteOffsetsResult{topics: out}
+}
