@@ -12,7 +12,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -21,7 +20,6 @@ import (
 	"kbroker/internal/auth"
 	"kbroker/internal/config"
 	"kbroker/internal/group"
-	"kbroker/internal/meta"
 	"kbroker/internal/wire"
 )
 
@@ -79,9 +77,9 @@ func (s *Server) groupCoordinator(ctx context.Context, c *wire.Conn, groupID str
 		return newError(kerr.CoordinatorNotAvailable, "")
 	}
 	snap := s.Store.Snapshot()
-	t := snap.Topics[group.Topic]
+	t := snap.Topic(group.Topic)
 	if t == nil {
-		return s.createOffsetsTopic(ctx, snap)
+		return s.createOffsetsTopic(ctx)
 	}
 	p := group.Partition(groupID, t.Partitions)
 	leader := t.Leader(p, s.nodeID())
@@ -99,21 +97,13 @@ func (s *Server) groupCoordinator(ctx context.Context, c *wire.Conn, groupID str
 // per partition). Kafka's create-topic policy does not apply to internal
 // topics. Its answer is always COORDINATOR_NOT_AVAILABLE: the coordinators
 // load once the topic is in the metadata, and the client retries.
-func (s *Server) createOffsetsTopic(ctx context.Context, snap *meta.Snapshot) error {
+func (s *Server) createOffsetsTopic(ctx context.Context) error {
 	static := config.Layers{Static: s.Broker.Props}
-	spec := &topicSpec{
-		name: group.Topic, partitions: s.Groups.Config().Partitions, replicationFactor: 1,
-		configs: map[string]string{
-			"cleanup.policy": "compact",
-			"segment.bytes":  config.BrokerValue("offsets.topic.segment.bytes", static),
-		},
+	configs := map[string]string{
+		"cleanup.policy": "compact",
+		"segment.bytes":  config.BrokerValue("offsets.topic.segment.bytes", static),
 	}
-	_, err := s.Store.CreateTopic(ctx, s.newTopic(snap, spec), spec.configs)
-	switch {
-	case err == nil:
-		s.Logger.Info("created the internal topic", "topic", group.Topic, "partitions", spec.partitions)
-	case errors.Is(err, meta.ErrTopicExists):
-	default:
+	if err := s.controller.CreateInternalTopic(ctx, group.Topic, s.Groups.Config().Partitions, configs); err != nil {
 		s.Logger.Warn("creating the internal topic failed", "topic", group.Topic, "err", err)
 	}
 	return errOffsetsTopicNew

@@ -33,7 +33,7 @@ func handleOffsetCommit(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 	accepted := *req
 	accepted.Topics = nil
 	for _, t := range req.Topics {
-		topic := snap.Topics[t.Topic]
+		topic := snap.Topic(t.Topic)
 		code := int16(0)
 		switch {
 		case !s.allowed(c, auth.OpRead, auth.ResourceTopic, t.Topic):

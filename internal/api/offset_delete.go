@@ -36,7 +36,7 @@ func handleOffsetDelete(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 	var refused []kmsg.OffsetDeleteResponseTopic
 	for _, t := range req.Topics {
 		code := int16(0)
-		switch topic := snap.Topics[t.Topic]; {
+		switch topic := snap.Topic(t.Topic); {
 		case !s.allowed(c, auth.OpRead, auth.ResourceTopic, t.Topic):
 			code = kerr.TopicAuthorizationFailed.Code
 		case topic == nil:

@@ -169,6 +169,24 @@ func (c *Controller) AutoCreateTopic(ctx context.Context, name string) (*meta.To
 	return t, nil
 }
 
+// CreateInternalTopic creates an internal topic of the broker's own
+// (`__consumer_offsets`, later `__transaction_state`) with partitions
+// placed like any topic's. It skips the create-topic policy, which in
+// Kafka applies only to topics clients ask for. A topic that exists already
+// is no error: the first coordinator lookup of several racing brokers or
+// requests wins, and the others find its topic.
+func (c *Controller) CreateInternalTopic(ctx context.Context, name string, partitions int32, configs map[string]string) error {
+	spec := &TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: 1, Configs: configs}
+	t, err := c.store.CreateTopic(ctx, c.newTopic(c.store.Snapshot(), spec), configs)
+	switch {
+	case err == nil:
+		c.logCreated(t)
+	case errors.Is(err, meta.ErrTopicExists):
+		err = nil
+	}
+	return err
+}
+
 // CreateTopics creates specs, each already passed by CheckTopic against
 // snap, in one store transaction, so a request for many topics costs one
 // durable commit. created[i] is the topic of specs[i], or errs[i] says why

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/coordinator"
+	"kbroker/internal/record"
 	"kbroker/internal/storage"
 )
 
@@ -83,7 +84,7 @@ func (s *shard) write(records ...coordinator.Record) *kerr.Error {
 		return nil
 	case errors.Is(err, storage.ErrClosed), errors.Is(err, storage.ErrStorage):
 		return kerr.NotCoordinator
-	case errors.Is(err, storage.ErrMessageTooLarge), errors.Is(err, storage.ErrRecordListTooLarge):
+	case errors.Is(err, record.ErrMessageTooLarge), errors.Is(err, record.ErrRecordListTooLarge):
 		return kerr.UnknownServerError
 	}
 	return kerr.CoordinatorNotAvailable

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"kbroker/internal/testkit"
 	"sync"
 	"testing"
 	"time"
@@ -23,8 +24,8 @@ var groupProps = config.Properties{"group.initial.rebalance.delay.ms": "0"}
 // partitions, uncompressed (kafkajs reads no snappy).
 func produceN(t *testing.T, addr, topic string, from, to int) {
 	t.Helper()
-	cl := newClient(t, addr, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
-	ctx := testContext(t, 30*time.Second)
+	cl := testkit.Client(t, addr, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	ctx := testkit.Context(t, 30*time.Second)
 	for i := from; i < to; i++ {
 		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: []byte(fmt.Sprint(i))}, func(_ *kgo.Record, err error) {
 			if err != nil {
@@ -99,7 +100,7 @@ func groupConsume(t *testing.T, addr, topic, group string, members int, want int
 // committedTotal sums the group's committed offsets over topic.
 func committedTotal(t *testing.T, adm *kadm.Client, group, topic string) int64 {
 	t.Helper()
-	offs, err := adm.FetchOffsets(testContext(t, 10*time.Second), group)
+	offs, err := adm.FetchOffsets(testkit.Context(t, 10*time.Second), group)
 	if err != nil {
 		t.Fatalf("fetch offsets of %s: %v", group, err)
 	}
@@ -117,7 +118,7 @@ func testFranzGroup(t *testing.T, balancer kgo.GroupBalancer) {
 	b := brokertest.StartWith(t, testProps(dir, groupProps))
 	addr := b.Addr()
 	adm := newAdmin(t, addr)
-	createTopic(t, adm, "orders", 6)
+	testkit.CreateTopic(t, adm, "orders", 6, nil)
 	produceN(t, addr, "orders", 0, 300)
 
 	seen := groupConsume(t, addr, "orders", "g1", 3, 300, balancer)
@@ -159,8 +160,8 @@ func TestFranzGoGroupCooperative(t *testing.T) { testFranzGroup(t, kgo.Cooperati
 func TestOffsetsTopicIsInternal(t *testing.T) {
 	addr := startBroker(t, config.Properties{"offsets.topic.num.partitions": "7"})
 	adm := newAdmin(t, addr)
-	createTopic(t, adm, "data", 1)
-	ctx := testContext(t, 20*time.Second)
+	testkit.CreateTopic(t, adm, "data", 1, nil)
+	ctx := testkit.Context(t, 20*time.Second)
 	var os kadm.Offsets
 	os.Add(kadm.Offset{Topic: "data", Partition: 0, At: 3, LeaderEpoch: -1})
 	if resp, err := adm.CommitOffsets(ctx, "simple", os); err != nil || resp.Error() != nil {
@@ -181,7 +182,7 @@ func TestOffsetsTopicIsInternal(t *testing.T) {
 	if v, err := cfgs.On("__consumer_offsets", nil); err != nil || configValue(v.Configs, "cleanup.policy") != "compact" {
 		t.Fatalf("cleanup.policy of __consumer_offsets: %v %v, want compact", configValue(v.Configs, "cleanup.policy"), err)
 	}
-	cl := newClient(t, addr)
+	cl := testkit.Client(t, addr)
 	err = cl.ProduceSync(ctx, &kgo.Record{Topic: "__consumer_offsets", Value: []byte("junk")}).FirstErr()
 	if !errors.Is(err, kerr.InvalidTopicException) {
 		t.Fatalf("produce to __consumer_offsets: %v, want INVALID_TOPIC_EXCEPTION", err)

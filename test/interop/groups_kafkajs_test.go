@@ -2,6 +2,7 @@ package interop
 
 import (
 	"encoding/json"
+	"kbroker/internal/testkit"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -17,7 +18,7 @@ func TestKafkajsConsumerGroup(t *testing.T) {
 	script := filepath.Join("node", "group.js")
 	addr := startBroker(t, groupProps)
 	adm := newAdmin(t, addr)
-	createTopic(t, adm, "kjs-group", 4)
+	testkit.CreateTopic(t, adm, "kjs-group", 4, nil)
 	produceN(t, addr, "kjs-group", 0, 400)
 
 	run := func(want int) (values []int, secondAssigned int) {

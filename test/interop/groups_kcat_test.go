@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"kbroker/internal/testkit"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,9 +14,9 @@ import (
 // reads a topic as a group member, commits on exit, and a second run of
 // the same group reads only what was produced since.
 func TestKcatGroupConsumer(t *testing.T) {
-	kcat := kcatPath(t)
+	kcat := testkit.KcatPath(t)
 	addr := startBroker(t, groupProps)
-	createTopic(t, newAdmin(t, addr), "kcat-group", 3)
+	testkit.CreateTopic(t, newAdmin(t, addr), "kcat-group", 3, nil)
 	produceN(t, addr, "kcat-group", 0, 30)
 
 	consume := func() []int {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"kbroker/internal/testkit"
 	"sync"
 	"testing"
 	"time"
@@ -108,11 +109,13 @@ func TestSaramaConsumerGroup(t *testing.T) {
 		sarama.NewBalanceStrategyRange(), sarama.NewBalanceStrategyRoundRobin(), sarama.NewBalanceStrategySticky(),
 	} {
 		t.Run(strategy.Name(), func(t *testing.T) {
-			// A short initial delay lets the three members start in one
-			// generation, so the strategy really splits the partitions.
-			addr := brokertest.Start(t, config.Properties{"group.initial.rebalance.delay.ms": "1000"}).Addr()
+			// Kafka's default initial delay (3 s, re-armed while members
+			// arrive) lets the three members start in one generation, so
+			// the strategy really splits the partitions; one second was
+			// seen too short for the third member on a loaded machine.
+			addr := brokertest.Start(t, config.Properties{"group.initial.rebalance.delay.ms": "3000"}).Addr()
 			adm := newAdmin(t, addr)
-			createTopic(t, adm, "events", 4)
+			testkit.CreateTopic(t, adm, "events", 4, nil)
 			produceN(t, addr, "events", 0, 200)
 			seen, consumers := saramaGroupConsume(t, addr, "events", "sg", 3, 200, strategy)
 			if len(seen) != 200 || consumers != 3 {

@@ -2,6 +2,7 @@ package security
 
 import (
 	"fmt"
+	"maps"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -374,6 +375,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := matrixCases(td["t"].ID)
+	maps.Copy(cases, groupMatrixCases(t, admin))
 
 	alice := client(t, addr, scram256("alice", alicePass))
 	covered := map[kmsg.Key]bool{}
