@@ -44,6 +44,7 @@ var commands = map[string]command{
 	"topics":  runTopics,
 	"acls":    runACLs,
 	"users":   runUsers,
+	"groups":  runGroups,
 }
 
 func main() {
