@@ -7,13 +7,48 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
+
+// coordinatorBusy reports the group errors that mean "ask again shortly":
+// the coordinator is still being elected or loading its partition of
+// __consumer_offsets, or the group moved; Kafka's admin client retries them.
+func coordinatorBusy(code int16) bool {
+	switch code {
+	case kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code, kerr.NotCoordinator.Code:
+		return true
+	}
+	return false
+}
+
+// groupRequest issues a group request, again while codes of the response
+// say the coordinator is busy and ctx allows; the last response stands.
+func groupRequest[R kmsg.Response](ctx context.Context, c *Client, req kmsg.Request, codes func(R) []int16) (R, error) {
+	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
+		resp, err := request[R](ctx, c, req)
+		var ke *kerr.Error
+		switch {
+		case err != nil && !(errors.As(err, &ke) && coordinatorBusy(ke.Code)):
+			return resp, err
+		case err == nil && !slices.ContainsFunc(codes(resp), coordinatorBusy):
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return resp, err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+	}
+}
 
 // TopicPartition names one partition.
 type TopicPartition struct {
@@ -77,7 +112,7 @@ type ListGroupsFilter struct {
 func (c *Client) ListGroups(ctx context.Context, f ListGroupsFilter) ([]GroupListing, error) {
 	req := kmsg.NewPtrListGroupsRequest()
 	req.StatesFilter, req.TypesFilter = f.States, f.Types
-	resp, err := request[*kmsg.ListGroupsResponse](ctx, c, req)
+	resp, err := groupRequest(ctx, c, req, func(r *kmsg.ListGroupsResponse) []int16 { return []int16{r.ErrorCode} })
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +172,12 @@ func (c *Client) DescribeGroups(ctx context.Context, groups ...string) ([]GroupD
 	}
 	req := kmsg.NewPtrDescribeGroupsRequest()
 	req.Groups = groups
-	resp, err := request[*kmsg.DescribeGroupsResponse](ctx, c, req)
+	resp, err := groupRequest(ctx, c, req, func(r *kmsg.DescribeGroupsResponse) (codes []int16) {
+		for _, g := range r.Groups {
+			codes = append(codes, g.ErrorCode)
+		}
+		return codes
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +287,12 @@ func (c *Client) DeleteGroups(ctx context.Context, groups ...string) (GroupResul
 	}
 	req := kmsg.NewPtrDeleteGroupsRequest()
 	req.Groups = groups
-	resp, err := request[*kmsg.DeleteGroupsResponse](ctx, c, req)
+	resp, err := groupRequest(ctx, c, req, func(r *kmsg.DeleteGroupsResponse) (codes []int16) {
+		for _, g := range r.Groups {
+			codes = append(codes, g.ErrorCode)
+		}
+		return codes
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -33,7 +33,13 @@ func (c *Client) CommittedOffsets(ctx context.Context, group string) (map[TopicP
 	rg.Group = group
 	rg.Topics = nil // every partition the group committed
 	req.Groups = []kmsg.OffsetFetchRequestGroup{rg}
-	resp, err := request[*kmsg.OffsetFetchResponse](ctx, c, req)
+	resp, err := groupRequest(ctx, c, req, func(r *kmsg.OffsetFetchResponse) []int16 {
+		codes := []int16{r.ErrorCode}
+		for _, g := range r.Groups {
+			codes = append(codes, g.ErrorCode)
+		}
+		return codes
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -236,12 +242,20 @@ func (c *Client) CommitGroupOffsets(ctx context.Context, group string, offsets m
 	if len(tps) == 0 {
 		return rs, nil
 	}
+	// OffsetCommit v10 names topics by id (KIP-848's brokers), older
+	// versions by name: send both.
+	ids, err := c.topicIDs(ctx, tps)
+	if err != nil {
+		return nil, err
+	}
+	names := map[[16]byte]string{}
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Group, req.Generation, req.MemberID = group, -1, ""
 	for _, tp := range tps {
 		if n := len(req.Topics); n == 0 || req.Topics[n-1].Topic != tp.Topic {
 			rt := kmsg.NewOffsetCommitRequestTopic()
-			rt.Topic = tp.Topic
+			rt.Topic, rt.TopicID = tp.Topic, ids[tp.Topic]
+			names[rt.TopicID] = tp.Topic
 			req.Topics = append(req.Topics, rt)
 		}
 		rp := kmsg.NewOffsetCommitRequestTopicPartition()
@@ -249,21 +263,65 @@ func (c *Client) CommitGroupOffsets(ctx context.Context, group string, offsets m
 		t := &req.Topics[len(req.Topics)-1]
 		t.Partitions = append(t.Partitions, rp)
 	}
-	resp, err := request[*kmsg.OffsetCommitResponse](ctx, c, req)
+	resp, err := groupRequest(ctx, c, req, func(r *kmsg.OffsetCommitResponse) (codes []int16) {
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				codes = append(codes, p.ErrorCode)
+			}
+		}
+		return codes
+	})
 	if err != nil {
 		return nil, err
 	}
 	rs.setFrom(func(set func(TopicPartition, int16)) {
 		for _, t := range resp.Topics {
+			topic := t.Topic
+			if topic == "" {
+				topic = names[t.TopicID]
+			}
 			for _, p := range t.Partitions {
-				set(TopicPartition{Topic: t.Topic, Partition: p.Partition}, p.ErrorCode)
+				set(TopicPartition{Topic: topic, Partition: p.Partition}, p.ErrorCode)
 			}
 		}
 	})
 	return rs, nil
 }
 
+// topicIDs looks up the ids of the partitions' topics (zero where the
+// broker has none).
+func (c *Client) topicIDs(ctx context.Context, tps []TopicPartition) (map[string][16]byte, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	req.AllowAutoTopicCreation = false
+	req.Topics = []kmsg.MetadataRequestTopic{}
+	seen := map[string]bool{}
+	for _, tp := range tps {
+		if !seen[tp.Topic] {
+			seen[tp.Topic] = true
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(tp.Topic)
+			req.Topics = append(req.Topics, rt)
+		}
+	}
+	resp, err := request[*kmsg.MetadataResponse](ctx, c, req)
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string][16]byte{}
+	for _, t := range resp.Topics {
+		if t.Topic != nil {
+			ids[*t.Topic] = t.TopicID
+		}
+	}
+	return ids, nil
+}
+
+// setFrom records the response's code of each partition; a partition the
+// response leaves out failed (the broker did not take it).
 func (rs PartitionResults) setFrom(each func(set func(TopicPartition, int16))) {
+	for i := range rs {
+		rs[i].Err = clientError("partition "+rs[i].TopicPartition.String(), "the broker did not answer for the partition")
+	}
 	each(func(tp TopicPartition, code int16) {
 		for i := range rs {
 			if rs[i].TopicPartition == tp {
@@ -301,7 +359,7 @@ func (c *Client) DeleteGroupOffsets(ctx context.Context, group string, partition
 		t := &req.Topics[len(req.Topics)-1]
 		t.Partitions = append(t.Partitions, rp)
 	}
-	resp, err := request[*kmsg.OffsetDeleteResponse](ctx, c, req)
+	resp, err := groupRequest(ctx, c, req, func(r *kmsg.OffsetDeleteResponse) []int16 { return []int16{r.ErrorCode} })
 	if err != nil {
 		return nil, err
 	}
