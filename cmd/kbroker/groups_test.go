@@ -292,6 +292,11 @@ func TestGroupsExportAndFromFileRoundTrip(t *testing.T) {
 		len(listed) != 2 || listed[0]["group"] != "g" || listed[0]["state"] != "Empty" {
 		t.Fatalf("list json: %v %v", listed, err)
 	}
+	var all []describedGroup
+	if err := json.Unmarshal([]byte(ok(t, args(bs, "groups", "--describe", "--all-groups", "--format", "json")...)), &all); err != nil ||
+		len(all) != 2 || all[1].Group != "h" || len(all[1].Offsets) != 1 || *all[1].Offsets[0].CurrentOffset != 1 {
+		t.Fatalf("describe --all-groups json: %+v %v", all, err)
+	}
 }
 
 func TestGroupsDeleteAndDeleteOffsets(t *testing.T) {
