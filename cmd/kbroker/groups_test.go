@@ -57,11 +57,11 @@ type consumer struct {
 
 // joinAndConsume starts a group member of group g that reads n records of
 // t and commits them; the member stays in the group until leave.
-func joinAndConsume(t *testing.T, bs []string, group string, n int) *consumer {
+func joinAndConsume(t *testing.T, bs []string, group string, n int, opts ...kgo.Opt) *consumer {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bs[1]), kgo.ConsumerGroup(group), kgo.ConsumeTopics("t"),
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(bs[1]), kgo.ConsumerGroup(group), kgo.ConsumeTopics("t"),
 		kgo.DisableAutoCommit(), kgo.FetchMaxWait(200*time.Millisecond), kgo.ClientID("groups-test"),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,6 +296,20 @@ func TestGroupsExportAndFromFileRoundTrip(t *testing.T) {
 	if err := json.Unmarshal([]byte(ok(t, args(bs, "groups", "--describe", "--all-groups", "--format", "json")...)), &all); err != nil ||
 		len(all) != 2 || all[1].Group != "h" || len(all[1].Offsets) != 1 || *all[1].Offsets[0].CurrentOffset != 1 {
 		t.Fatalf("describe --all-groups json: %+v %v", all, err)
+	}
+}
+
+// A static member (KIP-345) shows its group.instance.id in its own column.
+func TestGroupsDescribeStaticMember(t *testing.T) {
+	bs := groupBroker(t)
+	produceAt(t, bs, 1, 1, time.Now().Add(-time.Hour))
+	joinAndConsume(t, bs, "static", 1, kgo.InstanceID("worker-1"))
+	lines := strings.Split(ok(t, args(bs, "groups", "--describe", "--group", "static", "--members")...), "\n")
+	if len(lines) != 4 || !slices.Equal(strings.Fields(lines[1]), []string{"GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS"}) {
+		t.Fatalf("members:\n%s", strings.Join(lines, "\n"))
+	}
+	if f := strings.Fields(lines[2]); len(f) != 6 || f[0] != "static" || f[2] != "worker-1" || f[5] != "2" {
+		t.Fatalf("member row %q", lines[2])
 	}
 }
 
