@@ -60,7 +60,7 @@ type consumer struct {
 func joinAndConsume(t *testing.T, bs []string, group string, n int, opts ...kgo.Opt) *consumer {
 	t.Helper()
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(bs[1]), kgo.ConsumerGroup(group), kgo.ConsumeTopics("t"),
-		kgo.DisableAutoCommit(), kgo.FetchMaxWait(200*time.Millisecond), kgo.ClientID("groups-test"),
+		kgo.DisableAutoCommit(), kgo.FetchMaxWait(200 * time.Millisecond), kgo.ClientID("groups-test"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
