@@ -82,7 +82,7 @@ func (c *Client) ResetGroupOffsets(ctx context.Context, group string, r OffsetRe
 	parts := r.Partitions
 	switch {
 	case r.To == ResetToPlan:
-		parts = parts[:0:0]
+		parts = make([]TopicPartition, 0, len(r.Plan))
 		for tp := range r.Plan {
 			parts = append(parts, tp)
 		}

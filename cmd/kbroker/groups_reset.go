@@ -35,6 +35,11 @@ func (c *groupsCmd) runReset(ctx context.Context, cl *admin.Client) error {
 			return err
 		}
 	}
+	if len(c.topics) > 0 {
+		if reset.Partitions, err = c.resetPartitions(ctx, cl); err != nil {
+			return err
+		}
+	}
 	ids, err := c.groupIDs(ctx, cl)
 	if err != nil {
 		return err
@@ -57,10 +62,6 @@ func (c *groupsCmd) runReset(ctx context.Context, cl *admin.Client) error {
 				continue
 			}
 			r.Plan = plan
-		} else if len(c.topics) > 0 {
-			if r.Partitions, err = c.resetPartitions(ctx, cl); err != nil {
-				return err
-			}
 		}
 		plan, err := cl.ResetGroupOffsets(ctx, id, r)
 		for _, w := range plan.Warnings {
