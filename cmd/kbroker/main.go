@@ -52,6 +52,7 @@ var commands = map[string]command{
 	"topics":  runTopics,
 	"acls":    runACLs,
 	"users":   runUsers,
+	"groups":  runGroups,
 }
 
 func main() {
