@@ -23,6 +23,7 @@ Usage:
   kbroker topics  --bootstrap-server host:port (--create | --describe | --list | --alter | --delete) ...
   kbroker acls    --bootstrap-server host:port (--add | --remove | --list) ...
   kbroker users   --bootstrap-server host:port (--describe | --upsert | --delete) ...
+  kbroker groups  --bootstrap-server host:port (--list | --describe | --reset-offsets | --delete | --delete-offsets) ...
 
 Commands:
   serve     run a broker (defaults: PLAINTEXT://127.0.0.1:9092, data in ./data)
@@ -30,6 +31,7 @@ Commands:
   topics    create, list, describe, alter and delete topics (as kafka-topics.sh)
   acls      add, remove and list ACLs (as kafka-acls.sh)
   users     manage SCRAM credentials
+  groups    list, describe, reset and delete consumer groups (as kafka-consumer-groups.sh)
 
 The admin commands work against any Kafka-compatible cluster; they exit 0 on
 success, 1 when anything failed (each failure is printed with the broker's
