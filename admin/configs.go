@@ -23,8 +23,9 @@ import (
 type ConfigResourceType int8
 
 // Config resource types. Topic, Broker and BrokerLogger are Apache Kafka's;
-// User and Client are the seed's (KIP-133, codes 7 and 6), served by
-// kbroker to read and write client quotas as configs.
+// User and Client (codes 7 and 6) are kbroker's own, served to read and
+// write client quotas as configs; Apache Kafka's resource types (2, 4, 8,
+// 16, 32) collide with neither.
 const (
 	ResourceUnknown      ConfigResourceType = 0
 	ResourceTopic        ConfigResourceType = 2
@@ -74,7 +75,7 @@ func (t *ConfigResourceType) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// ConfigResource names what configs belong to (the seed's ConfigResource).
+// ConfigResource names what configs belong to (KIP-133's ConfigResource).
 type ConfigResource struct {
 	Type ConfigResourceType `json:"type"`
 	// Name is the topic, the broker id ("" = the cluster-wide broker
@@ -103,13 +104,13 @@ func BrokerLoggerResource(id int32) ConfigResource {
 	return ConfigResource{ResourceBrokerLogger, strconv.Itoa(int(id))}
 }
 
-// UserResource is a user's quota configs (the seed's USER type); user ""
+// UserResource is a user's quota configs (kbroker's USER type); user ""
 // means the default user.
 func UserResource(user string) ConfigResource {
 	return ConfigResource{ResourceUser, orDefault(user)}
 }
 
-// ClientResource is a client-id's quota configs (the seed's CLIENT type);
+// ClientResource is a client-id's quota configs (kbroker's CLIENT type);
 // client "" means the default client-id.
 func ClientResource(client string) ConfigResource {
 	return ConfigResource{ResourceClient, orDefault(client)}
@@ -222,7 +223,7 @@ func (t *ConfigType) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// ConfigEntry is one config of a resource (the seed's ConfigEntry, with the
+// ConfigEntry is one config of a resource (KIP-133's ConfigEntry, with the
 // later additions of KIP-226 and KIP-569).
 type ConfigEntry struct {
 	Name string `json:"name"`
@@ -291,7 +292,7 @@ func (r ResourceConfigs) Entry(name string) (ConfigEntry, bool) {
 // order they were asked for.
 type DescribeConfigsResults []ResourceConfigs
 
-// All is the seed's all(): every resource's entries, or the joined errors
+// All is KIP-133's all(): every resource's entries, or the joined errors
 // of the resources that failed.
 func (rs DescribeConfigsResults) All() (map[ConfigResource][]ConfigEntry, error) {
 	out := make(map[ConfigResource][]ConfigEntry, len(rs))
@@ -316,7 +317,7 @@ func (rs DescribeConfigsResults) On(res ConfigResource) (ResourceConfigs, bool) 
 }
 
 // DescribeConfigs reads the configs of resources. A resource listed twice is
-// asked for once (the seed models the request as a set). Requests for a
+// asked for once (KIP-133's AdminClient takes a collection of resources). Requests for a
 // broker or broker-logger id go to that broker; the rest to any broker.
 func (c *Client) DescribeConfigs(ctx context.Context, resources []ConfigResource, opts DescribeOptions) (DescribeConfigsResults, error) {
 	var results DescribeConfigsResults
@@ -473,7 +474,7 @@ type AlterOptions struct {
 	ValidateOnly bool
 	// Incremental applies each change on its own (IncrementalAlterConfigs,
 	// KIP-339): what is not mentioned stays as it is. Without it the call is
-	// the seed's alterConfigs: the Set changes become the resource's
+	// KIP-133's alterConfigs: the Set changes become the resource's
 	// complete set of overrides, and every other override is removed (other
 	// operations are refused before sending).
 	Incremental bool

@@ -7,12 +7,12 @@
 //
 // It works against kbroker and against any Kafka-compatible broker that
 // serves these APIs (Apache Kafka, franz-go's kfake, Redpanda…); nothing is
-// specific to kbroker except that the seed's USER and CLIENT config resource
-// types are only understood by brokers that implement them.
+// specific to kbroker except that the USER and CLIENT config resource types
+// (kbroker's own) are only understood by brokers that implement them.
 //
 // Conventions, the same for every call:
 //
-//   - Deadlines and cancellation come from the context (the seed's
+//   - Deadlines and cancellation come from the context (KIP-133's
 //     timeoutMs): ctx bounds the whole call including retries.
 //   - A returned error means the request as a whole failed (broker
 //     unreachable, authentication failed, API not supported, a request-level

@@ -8,7 +8,7 @@ import (
 )
 
 // timeoutMillis is the broker-side timeout of a topic request: what is left
-// of ctx's deadline (the seed's timeoutMs), 60 s without one.
+// of ctx's deadline (KIP-133's AdminClient timeoutMs), 60 s without one.
 func timeoutMillis(ctx context.Context) int32 {
 	d, ok := ctx.Deadline()
 	if !ok {
