@@ -24,9 +24,6 @@ type Stats struct {
 	// CommitsOK and CommitsFailed count the partitions of OffsetCommit
 	// requests answered without and with an error.
 	CommitsOK, CommitsFailed uint64
-	// Partial reports a shard that was loading or did not answer in time:
-	// its groups are missing from Groups and Offsets.
-	Partial bool
 }
 
 // CommittedOffset is one group's committed offset for one partition.
@@ -72,7 +69,7 @@ type shardStats struct {
 // copy is made on each shard's loop, by a function sent to it, so the
 // commit path pays nothing for the metrics and no shard state is read from
 // another goroutine; the shards are asked in parallel, and one that does
-// not answer before ctx ends is left out (Partial).
+// not answer before ctx ends is left out, as is one still loading.
 func (c *Coordinator) Stats(ctx context.Context) Stats {
 	st := Stats{
 		Groups:        map[State]int{},
@@ -89,8 +86,7 @@ func (c *Coordinator) Stats(ctx context.Context) Stats {
 	)
 	for _, rs := range c.rt.Shards() {
 		if !rs.Loaded() {
-			st.Partial = true
-			continue
+			continue // its groups are not known yet
 		}
 		wg.Add(1)
 		go func() {
@@ -99,7 +95,6 @@ func (c *Coordinator) Stats(ctx context.Context) Stats {
 			mu.Lock()
 			defer mu.Unlock()
 			if errc != nil {
-				st.Partial = true
 				return
 			}
 			for state, n := range part.groups {
