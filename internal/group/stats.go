@@ -3,7 +3,6 @@ package group
 import (
 	"context"
 	"sort"
-	"sync"
 	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -80,30 +79,36 @@ func (c *Coordinator) Stats(ctx context.Context) Stats {
 	for _, s := range liveStates {
 		st.Groups[s] = 0
 	}
-	var (
-		mu sync.Mutex
-		wg sync.WaitGroup
-	)
-	for _, rs := range c.rt.Shards() {
+	shards := c.rt.Shards()
+	// Buffered for every shard, so that one answering after ctx ended
+	// does not keep its goroutine waiting for a reader.
+	parts := make(chan shardStats, len(shards))
+	asked := 0
+	for _, rs := range shards {
 		if !rs.Loaded() {
 			continue // its groups are not known yet
 		}
-		wg.Add(1)
+		asked++
 		go func() {
-			defer wg.Done()
 			part, _, errc := runOn(ctx, rs, func(s *shard, done func(shardStats)) { done(s.stats()) })
-			mu.Lock()
-			defer mu.Unlock()
 			if errc != nil {
-				return
+				part = shardStats{}
 			}
+			parts <- part
+		}()
+	}
+collect:
+	for ; asked > 0; asked-- {
+		select {
+		case part := <-parts:
 			for state, n := range part.groups {
 				st.Groups[state] += n
 			}
 			st.Offsets = append(st.Offsets, part.offsets...)
-		}()
+		case <-ctx.Done():
+			break collect
+		}
 	}
-	wg.Wait()
 	sort.Slice(st.Offsets, func(i, j int) bool {
 		a, b := st.Offsets[i], st.Offsets[j]
 		if a.Group != b.Group {
