@@ -1,10 +1,15 @@
 package broker
 
 import (
+	"context"
+	"strconv"
+	"time"
+
 	"kbroker/internal/config"
 	"kbroker/internal/coordinator"
 	"kbroker/internal/group"
 	"kbroker/internal/meta"
+	"kbroker/internal/metrics"
 	"kbroker/internal/replica"
 )
 
@@ -28,5 +33,43 @@ func (b *Broker) startGroups(parts *replica.Partitions) *group.Coordinator {
 			reconcile(ev.Cur)
 		}
 	})
+	b.watchGroups(g)
 	return g
+}
+
+// groupStatsTimeout bounds how long a scrape waits for the coordinator's
+// shards to copy their groups; a shard slower than that is left out of
+// that scrape rather than holding /metrics up.
+const groupStatsTimeout = 2 * time.Second
+
+// watchGroups exports the group metrics, read at scrape time: lag is the
+// high watermark of the partition's log here (what a consumer can read)
+// minus the committed offset.
+func (b *Broker) watchGroups(g *group.Coordinator) {
+	maxSeries, _ := strconv.Atoi(config.BrokerValue("kbroker.metrics.group.lag.max.series", config.Layers{Static: b.cfg.Props}))
+	logs := b.logs
+	b.metrics.WatchGroups(metrics.GroupSource{
+		MaxLagSeries: maxSeries,
+		HighWatermark: func(topic string, partition int32) (int64, bool) {
+			l := logs.Get(topic, partition)
+			if l == nil {
+				return 0, false
+			}
+			return l.HighWatermark(), true
+		},
+		Stats: func() metrics.GroupStats {
+			ctx, cancel := context.WithTimeout(context.Background(), groupStatsTimeout)
+			defer cancel()
+			st := g.Stats(ctx)
+			out := metrics.GroupStats{Rebalances: st.Rebalances, CommitsOK: st.CommitsOK, CommitsFailed: st.CommitsFailed}
+			for state, n := range st.Groups {
+				out.Groups = append(out.Groups, metrics.GroupCount{State: state.String(), Type: "classic", Groups: n})
+			}
+			out.Offsets = make([]metrics.GroupOffset, len(st.Offsets))
+			for i, o := range st.Offsets {
+				out.Offsets[i] = metrics.GroupOffset{Group: o.Group, Topic: o.Topic, Partition: o.Partition, Committed: o.Offset}
+			}
+			return out
+		},
+	})
 }

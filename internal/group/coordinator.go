@@ -21,6 +21,7 @@ type Coordinator struct {
 	// exists (it may have been created under another
 	// offsets.topic.num.partitions); cfg.Partitions until it does.
 	partitions atomic.Int32
+	counters   counters // stats.go
 }
 
 // New returns a coordinator with no shards loaded yet.
@@ -31,7 +32,7 @@ func New(cfg Config, clock coordinator.Clock, logger *slog.Logger) *Coordinator 
 	c := &Coordinator{cfg: cfg}
 	c.partitions.Store(cfg.Partitions)
 	c.rt = coordinator.NewRuntime(clock, logger, func(rs *coordinator.Shard) coordinator.StateMachine {
-		return &shard{cfg: &c.cfg, rt: rs, groups: map[string]*group{}}
+		return &shard{cfg: &c.cfg, counters: &c.counters, rt: rs, groups: map[string]*group{}}
 	})
 	return c
 }

@@ -16,6 +16,12 @@ import (
 // has every partition of req, each with its own error: OffsetCommit has no
 // top-level error, so a group-level one is copied onto every partition.
 func (c *Coordinator) Commit(ctx context.Context, req *kmsg.OffsetCommitRequest) []kmsg.OffsetCommitResponseTopic {
+	resp := c.commit(ctx, req)
+	c.counters.countCommit(resp)
+	return resp
+}
+
+func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest) []kmsg.OffsetCommitResponseTopic {
 	if req.Group == "" {
 		return CommitErrors(req.Topics, kerr.InvalidGroupID.Code)
 	}

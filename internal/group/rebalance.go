@@ -37,6 +37,7 @@ func (s *shard) completeJoin(g *group) {
 		}
 	}
 	g.generation++
+	s.counters.rebalances.Add(1)
 	if len(g.members) == 0 {
 		g.protocol, g.leader = "", ""
 		g.transition(Empty, s.now())

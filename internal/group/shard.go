@@ -15,9 +15,10 @@ import (
 // shard is the state of the groups of one `__consumer_offsets` partition.
 // It is touched only on the shard's event loop.
 type shard struct {
-	cfg    *Config
-	rt     *coordinator.Shard
-	groups map[string]*group
+	cfg      *Config
+	counters *counters
+	rt       *coordinator.Shard
+	groups   map[string]*group
 }
 
 var _ coordinator.StateMachine = (*shard)(nil)

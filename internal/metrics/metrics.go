@@ -35,6 +35,7 @@ type Broker struct {
 
 	errorCounters sync.Map                      // api<<16|code → prometheus.Counter, resolved once
 	partitionLogs atomic.Pointer[PartitionLogs] // partitions.go
+	groups        atomic.Pointer[GroupSource]   // groups.go
 }
 
 // New creates and registers the broker's collectors, plus Go runtime and
@@ -63,7 +64,7 @@ func New() *Broker {
 	}
 	m.Registry.MustRegister(m.requests.collectors()...)
 	m.Registry.MustRegister(m.OpenConnections, m.BytesIn, m.BytesOut, m.RequestErrors, m.Authentications, buildInfo(),
-		partitionCollector{&m.partitionLogs},
+		partitionCollector{&m.partitionLogs}, groupCollector{&m.groups},
 		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(liveHeap)),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
