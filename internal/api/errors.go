@@ -13,6 +13,7 @@ import (
 	"kbroker/internal/quota"
 	"kbroker/internal/record"
 	"kbroker/internal/replica"
+	"kbroker/internal/scram"
 	"kbroker/internal/storage"
 	"kbroker/internal/wire"
 )
@@ -65,6 +66,8 @@ var errorTable = []struct {
 	{auth.ErrTooFewIterations, kerr.UnacceptableCredential},
 	{auth.ErrTooManyIterations, kerr.UnacceptableCredential},
 	{auth.ErrInvalidACL, kerr.InvalidRequest},
+	{scram.ErrDuplicateUser, kerr.DuplicateResource},
+	{scram.ErrUnacceptableCredential, kerr.UnacceptableCredential},
 	{dynconfig.ErrInvalidConfig, kerr.InvalidConfig},
 	{dynconfig.ErrInvalidRequest, kerr.InvalidRequest},
 	{dynconfig.ErrPolicyViolation, kerr.PolicyViolation},
