@@ -61,6 +61,8 @@ var errorTable = []struct {
 	{controller.ErrInvalidConfig, kerr.InvalidConfig},
 	{controller.ErrPolicyViolation, kerr.PolicyViolation},
 	{controller.ErrTopicBeingCreated, kerr.LeaderNotAvailable},
+	{controller.ErrDuplicateTopic, kerr.InvalidRequest},
+	{controller.ErrUnknownTopicID, kerr.UnknownTopicID},
 	{auth.ErrUnknownScramMechanism, kerr.UnsupportedSaslMechanism},
 	{auth.ErrEmptyUsername, kerr.UnacceptableCredential},
 	{auth.ErrTooFewIterations, kerr.UnacceptableCredential},
