@@ -67,6 +67,8 @@ type Server struct {
 	// controller validates, places and creates topics and partitions.
 	controller  *controller.Controller
 	producerIDs *txn.ProducerIDs
+	// producer appends produced batches and counts their bytes.
+	producer *replica.Producer
 	// scram validates, applies and describes SCRAM credentials.
 	scram *scram.Service
 	// quotaListings is the last DescribeClientQuotas listing built.
@@ -80,6 +82,7 @@ func New(deps Deps) *Server {
 		controller:  controller.New(deps.Broker, deps.Store, deps.CreateTopicPolicy, deps.Logger),
 		producerIDs: txn.NewProducerIDs(deps.Store),
 		scram:       scram.New(deps.Store, deps.Audit),
+		producer:    replica.NewProducer(deps.Logs, deps.Metrics.BytesIn),
 	}
 }
 

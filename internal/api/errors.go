@@ -49,6 +49,9 @@ var errorTable = []struct {
 	{replica.ErrUnknownLeaderEpoch, kerr.UnknownLeaderEpoch},
 	{replica.ErrNotEnoughReplicas, kerr.NotEnoughReplicas},
 	{replica.ErrUnknownSpecialTimestamp, kerr.InvalidRequest},
+	{replica.ErrInvalidRequiredAcks, kerr.InvalidRequiredAcks},
+	// Closes the connection: no client reads the code.
+	{replica.ErrAcksZeroFailed, kerr.UnknownServerError},
 	{meta.ErrTopicExists, kerr.TopicAlreadyExists},
 	{meta.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{meta.ErrInvalidPartitions, kerr.InvalidPartitions},
