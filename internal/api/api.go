@@ -23,6 +23,7 @@ import (
 	"kbroker/internal/metrics"
 	"kbroker/internal/quota"
 	"kbroker/internal/replica"
+	"kbroker/internal/scram"
 	"kbroker/internal/txn"
 	"kbroker/internal/wire"
 	"kbroker/policy"
@@ -66,6 +67,10 @@ type Server struct {
 	// controller validates, places and creates topics and partitions.
 	controller  *controller.Controller
 	producerIDs *txn.ProducerIDs
+	// producer appends produced batches and counts their bytes.
+	producer *replica.Producer
+	// scram validates, applies and describes SCRAM credentials.
+	scram *scram.Service
 	// quotaListings is the last DescribeClientQuotas listing built.
 	quotaListings atomic.Pointer[quotaListing]
 }
@@ -76,6 +81,8 @@ func New(deps Deps) *Server {
 		Deps:        deps,
 		controller:  controller.New(deps.Broker, deps.Store, deps.CreateTopicPolicy, deps.Logger),
 		producerIDs: txn.NewProducerIDs(deps.Store),
+		scram:       scram.New(deps.Store, deps.Audit),
+		producer:    replica.NewProducer(deps.Logs, deps.Metrics.BytesIn),
 	}
 }
 

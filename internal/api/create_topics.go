@@ -32,20 +32,17 @@ func init() { register(kmsg.CreateTopics, 0, 7, handleCreateTopics, catchesUp())
 func handleCreateTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.CreateTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
-	counts := map[string]int{}
-	for _, rt := range req.Topics {
-		counts[rt.Topic]++
+	names := make([]string, len(req.Topics))
+	for i, rt := range req.Topics {
+		names[i] = rt.Topic
 	}
+	errs := controller.DuplicateTopics(r.ClientID, names)
 	// Check every topic (the create-topic policy included) before any is
 	// written, then create the valid ones in one store transaction.
 	snap := s.Store.Snapshot()
 	specs := make([]*controller.TopicSpec, len(req.Topics))
-	errs := make([]error, len(req.Topics))
-	var batch []*controller.TopicSpec
-	var batchIdx []int
 	for i, rt := range req.Topics {
-		if counts[rt.Topic] > 1 {
-			errs[i] = newError(kerr.InvalidRequest, fmt.Sprintf("Create topics request from client `%s` contains multiple entries for the following topics: %s", r.ClientID, rt.Topic))
+		if errs[i] != nil {
 			continue
 		}
 		if !s.createAllowed(c, rt.Topic) {
@@ -60,17 +57,10 @@ func handleCreateTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 			throttle, errs[i] = s.admitMutations(c, r, req.Version >= 6, int(specs[i].Partitions))
 			addThrottle(resp, throttle)
 		}
-		if errs[i] == nil && !req.ValidateOnly {
-			batch = append(batch, specs[i])
-			batchIdx = append(batchIdx, i)
-		}
 	}
 	created := make([]*meta.Topic, len(req.Topics))
-	if len(batch) > 0 {
-		topics, createErrs := s.controller.CreateTopics(ctx, snap, batch)
-		for j, i := range batchIdx {
-			created[i], errs[i] = topics[j], createErrs[j]
-		}
+	if !req.ValidateOnly {
+		created = s.controller.CreateTopics(ctx, snap, specs, errs)
 		snap = s.Store.Snapshot()
 	}
 	for i, rt := range req.Topics {

@@ -11,10 +11,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"kbroker/internal/meta"
+	"kbroker/internal/controller"
 	"kbroker/internal/wire"
 )
 
@@ -40,22 +39,13 @@ func handleDeleteTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 	for _, tg := range targets {
 		rt := kmsg.NewDeleteTopicsResponseTopic()
 		rt.Topic, rt.TopicID = tg.name, tg.id
-		snap := s.Store.Snapshot()
-		var t *meta.Topic
-		if tg.name != nil && *tg.name != "" {
-			t = snap.Topic(*tg.name)
-		} else {
-			t = snap.TopicByID(meta.TopicID(tg.id))
-		}
-		byName := tg.name != nil && *tg.name != ""
+		t, byName, notFound := controller.TopicToDelete(s.Store.Snapshot(), tg.name, tg.id)
 		var err error
 		switch {
 		case byName && !s.deleteDescribable(c, *tg.name):
 			err = errTopicAuth
-		case t == nil && byName:
-			err = newError(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")
-		case t == nil:
-			err = newError(kerr.UnknownTopicID, "This server does not host this topic ID.")
+		case notFound != nil:
+			err = notFound
 		case !s.deletable(c, t.Name):
 			err = errTopicAuth
 			if !byName && s.deleteDescribable(c, t.Name) {

@@ -11,15 +11,10 @@ package api
 
 import (
 	"context"
-	"fmt"
-	"maps"
-	"slices"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/auth"
-	"kbroker/internal/meta"
 	"kbroker/internal/wire"
 )
 
@@ -34,46 +29,20 @@ func handleDescribeUserSCRAMCredentials(ctx context.Context, s *Server, c *wire.
 		resp.ErrorCode, resp.ErrorMessage = errorCode(errClusterAuth)
 		return resp, nil
 	}
-	snap := s.Store.Snapshot()
-	if len(req.Users) == 0 {
-		for _, user := range slices.Sorted(maps.Keys(snap.ScramCredentials())) {
-			resp.Results = append(resp.Results, scramResult(snap, user))
-		}
-		return resp, nil
-	}
-	count := map[string]int{}
+	users := make([]string, 0, len(req.Users))
 	for _, u := range req.Users {
-		count[u.Name]++
+		users = append(users, u.Name)
 	}
-	for _, u := range req.Users {
-		var err error
-		switch {
-		case count[u.Name] > 1:
-			err = newError(kerr.DuplicateResource, fmt.Sprintf("Cannot describe SCRAM credentials for the same user twice in a single request: %s", u.Name))
-		case len(snap.ScramCredentials()[u.Name]) == 0:
-			err = newError(kerr.ResourceNotFound, fmt.Sprintf("Attempt to describe a user credential that does not exist: %s", u.Name))
-		}
-		if err != nil {
-			res := kmsg.NewDescribeUserSCRAMCredentialsResponseResult()
-			res.User = u.Name
-			res.ErrorCode, res.ErrorMessage = errorCode(err)
-			resp.Results = append(resp.Results, res)
-			continue
-		}
-		resp.Results = append(resp.Results, scramResult(snap, u.Name))
-	}
-	return resp, nil
-}
-
-func scramResult(snap *meta.Snapshot, user string) kmsg.DescribeUserSCRAMCredentialsResponseResult {
-	res := kmsg.NewDescribeUserSCRAMCredentialsResponseResult()
-	res.User = user
-	for _, mech := range auth.ScramMechanisms() {
-		if cred, ok := snap.ScramCredentials()[user][mech]; ok {
+	for _, d := range s.scram.Describe(users) {
+		res := kmsg.NewDescribeUserSCRAMCredentialsResponseResult()
+		res.User = d.User
+		res.ErrorCode, res.ErrorMessage = errorCode(d.Err)
+		for _, m := range d.Mechanisms {
 			info := kmsg.NewDescribeUserSCRAMCredentialsResponseResultCredentialInfo()
-			info.Mechanism, info.Iterations = auth.MechanismCode(mech), int32(cred.Iterations)
+			info.Mechanism, info.Iterations = m.Code, int32(m.Iterations)
 			res.CredentialInfos = append(res.CredentialInfos, info)
 		}
+		resp.Results = append(resp.Results, res)
 	}
-	return res
+	return resp, nil
 }

@@ -13,6 +13,7 @@ import (
 	"kbroker/internal/quota"
 	"kbroker/internal/record"
 	"kbroker/internal/replica"
+	"kbroker/internal/scram"
 	"kbroker/internal/storage"
 	"kbroker/internal/wire"
 )
@@ -48,6 +49,9 @@ var errorTable = []struct {
 	{replica.ErrUnknownLeaderEpoch, kerr.UnknownLeaderEpoch},
 	{replica.ErrNotEnoughReplicas, kerr.NotEnoughReplicas},
 	{replica.ErrUnknownSpecialTimestamp, kerr.InvalidRequest},
+	{replica.ErrInvalidRequiredAcks, kerr.InvalidRequiredAcks},
+	// Closes the connection: no client reads the code.
+	{replica.ErrAcksZeroFailed, kerr.UnknownServerError},
 	{meta.ErrTopicExists, kerr.TopicAlreadyExists},
 	{meta.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{meta.ErrInvalidPartitions, kerr.InvalidPartitions},
@@ -60,11 +64,15 @@ var errorTable = []struct {
 	{controller.ErrInvalidConfig, kerr.InvalidConfig},
 	{controller.ErrPolicyViolation, kerr.PolicyViolation},
 	{controller.ErrTopicBeingCreated, kerr.LeaderNotAvailable},
+	{controller.ErrDuplicateTopic, kerr.InvalidRequest},
+	{controller.ErrUnknownTopicID, kerr.UnknownTopicID},
 	{auth.ErrUnknownScramMechanism, kerr.UnsupportedSaslMechanism},
 	{auth.ErrEmptyUsername, kerr.UnacceptableCredential},
 	{auth.ErrTooFewIterations, kerr.UnacceptableCredential},
 	{auth.ErrTooManyIterations, kerr.UnacceptableCredential},
 	{auth.ErrInvalidACL, kerr.InvalidRequest},
+	{scram.ErrDuplicateUser, kerr.DuplicateResource},
+	{scram.ErrUnacceptableCredential, kerr.UnacceptableCredential},
 	{dynconfig.ErrInvalidConfig, kerr.InvalidConfig},
 	{dynconfig.ErrInvalidRequest, kerr.InvalidRequest},
 	{dynconfig.ErrPolicyViolation, kerr.PolicyViolation},

@@ -21,6 +21,7 @@ var serviceErrorPackages = map[string]string{
 	"partitions": "../partitions",
 	"quota":      "../quota",
 	"record":     "../record",
+	"scram":      "../scram",
 	"storage":    "../storage",
 	"txn":        "../txn",
 	"wire":       "../wire",

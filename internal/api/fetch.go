@@ -41,23 +41,13 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 	// A response never exceeds what the consumer's quota allows in one
 	// window, so a small quota throttles rather than starves (KAFKA-9677).
 	maxBytes := min(fetchMaxBytes(req), int32(min(s.Quotas.FetchByteCap(quotaUser(c), r.ClientID), 1<<31-1)))
-	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
-	delayed := s.Logs.Delayed()
-	seen := delayed.Notifications()
-	resp, read, done := s.readFetch(c, req, maxBytes, fromReplica, req.MaxWaitMillis > 0)
-	if done || req.MaxWaitMillis <= 0 || len(read) == 0 {
-		return s.finishFetch(c, r, resp), nil
-	}
-	// Less than min_bytes: wait for appends to the partitions read, and
-	// answer once min_bytes is there or max_wait_ms has passed.
-	completed, parked := delayed.Await(ctx, read, seen, deadline, func() bool {
-		resp, _, done = s.readFetch(c, req, maxBytes, fromReplica, false)
-		return done
+	var resp *kmsg.FetchResponse
+	r.Parked += s.Logs.LongPoll(ctx, time.Duration(req.MaxWaitMillis)*time.Millisecond, func(watch bool) ([]replica.Key, bool) {
+		var read []replica.Key
+		var done bool
+		resp, read, done = s.readFetch(c, req, maxBytes, fromReplica, watch)
+		return read, done
 	})
-	r.Parked += parked
-	if !completed {
-		resp, _, _ = s.readFetch(c, req, maxBytes, fromReplica, false)
-	}
 	return s.finishFetch(c, r, resp), nil
 }
 
@@ -100,15 +90,14 @@ func (s *Server) finishFetch(c *wire.Conn, r *wire.Request, resp *kmsg.FetchResp
 func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32, fromReplica, watch bool) (resp *kmsg.FetchResponse, read []replica.Key, done bool) {
 	resp = req.ResponseKind().(*kmsg.FetchResponse)
 	snap := s.Store.Snapshot()
-	var total int32
 	resp.Topics = make([]kmsg.FetchResponseTopic, 0, len(req.Topics))
+	n := 0
 	if watch {
-		n := 0
 		for _, rt := range req.Topics {
 			n += len(rt.Partitions)
 		}
-		read = make([]replica.Key, 0, n)
 	}
+	budget := replica.NewFetchRead(maxBytes, n, watch)
 	for _, rt := range req.Topics {
 		st := kmsg.NewFetchResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
@@ -126,18 +115,10 @@ func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32,
 			} else if err = s.topicRefAllowed(c, snap, auth.OpRead, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13}); err == nil {
 				var pt replica.Partition
 				if pt, err = s.resolve(snap, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}); err == nil {
-					err = pt.CheckLeaderEpoch(rp.CurrentLeaderEpoch)
-				}
-				if err == nil {
-					if watch {
-						read = append(read, pt.Key)
-					}
-					limit := min(rp.PartitionMaxBytes, maxBytes-total)
 					var f replica.Fetched
-					f, err = pt.Read(rp.FetchOffset, max(limit, 0), total == 0)
+					f, err = budget.Partition(&pt, rp.CurrentLeaderEpoch, rp.FetchOffset, rp.PartitionMaxBytes)
 					sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = f.HighWatermark, f.LastStableOffset, f.LogStartOffset
 					sp.RecordBatches = f.Records
-					total += int32(len(f.Records))
 				}
 			}
 			if err != nil {
@@ -151,7 +132,7 @@ func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32,
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	return resp, read, done || total >= req.MinBytes
+	return resp, budget.Keys(), done || budget.Reached(req.MinBytes)
 }
 
 func (s *Server) countFetched(resp *kmsg.FetchResponse) {

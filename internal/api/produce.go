@@ -23,6 +23,7 @@ import (
 
 	"kbroker/internal/group"
 	"kbroker/internal/meta"
+	"kbroker/internal/replica"
 	"kbroker/internal/wire"
 )
 
@@ -31,7 +32,7 @@ func init() { register(kmsg.Produce, 3, 13, handleProduce) }
 func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
-	badAcks := req.Acks != 0 && req.Acks != 1 && req.Acks != -1
+	acksErr := replica.CheckAcks(req.Acks)
 	snap := s.Store.Snapshot()
 	now := time.Now()
 	failed := false
@@ -44,8 +45,8 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 			sp.Partition = rp.Partition
 			var err error
 			ref := partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}
-			if badAcks {
-				err = newError(kerr.InvalidRequiredAcks, "acks must be -1, 0 or 1")
+			if acksErr != nil {
+				err = acksErr
 			} else if err = s.produceAllowed(c, snap, ref, transactionalOK); err == nil {
 				err = s.produceOne(snap, ref, req.Acks, rp.Records, now, &sp)
 			}
@@ -61,8 +62,8 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 	// The request's bytes count against the producer's byte-rate quota.
 	throttle := s.Quotas.RecordProduce(quotaUser(c), r.ClientID, r.Size)
 	if req.Acks == 0 {
-		if failed {
-			return nil, errAcksZeroFailed
+		if err := replica.AcksZeroOutcome(failed); err != nil {
+			return nil, err
 		}
 		c.Mute(throttle) // no response to carry the throttle
 		return nil, nil
@@ -73,8 +74,6 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 
 var errInternalTopicProduce = newError(kerr.InvalidTopicException, "Cannot append to internal topic "+group.Topic)
 
-var errAcksZeroFailed = newError(kerr.UnknownServerError, "produce with acks=0 failed; closing the connection so the client notices")
-
 func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, acks int16, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition) error {
 	pt, err := s.resolve(snap, ref)
 	if err != nil {
@@ -84,13 +83,10 @@ func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, acks int16, r
 		// Only the group coordinator writes its records.
 		return errInternalTopicProduce
 	}
-	res, err := pt.AppendAsLeader(records, now, acks, s.Logs.MinInsyncReplicas(snap, pt.Topic))
+	res, err := s.producer.Append(snap, pt, acks, records, now)
 	if err != nil {
 		return err
 	}
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = res.BaseOffset, res.LogAppendTime, res.LogStartOffset
-	if !res.Duplicate {
-		s.Metrics.BytesIn.WithLabelValues(pt.Topic).Add(float64(len(records)))
-	}
 	return nil
 }

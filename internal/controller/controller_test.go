@@ -110,3 +110,43 @@ func TestPartitionIncrease(t *testing.T) {
 		t.Errorf("after the increase: %+v", got)
 	}
 }
+
+// A batch creates only the topics nothing refused, in one call; a name
+// given twice is refused at each mention; a deleted-by-id lookup of an
+// unknown id is UNKNOWN_TOPIC_ID, by name UNKNOWN_TOPIC_OR_PARTITION.
+func TestCreateTopicsBatchDuplicatesAndTopicToDelete(t *testing.T) {
+	c, store := newController(t, nil, nil)
+	ctx := context.Background()
+	dup := DuplicateTopics("cli", []string{"a", "b", "a"})
+	if dup[0] == nil || dup[1] != nil || dup[2] == nil || !errors.Is(dup[0], ErrDuplicateTopic) {
+		t.Fatalf("duplicates: %v", dup)
+	}
+	specs := []*TopicSpec{
+		{Name: "a", Partitions: 1, ReplicationFactor: 1},
+		{Name: "b", Partitions: 2, ReplicationFactor: 1},
+		nil,
+	}
+	errs := []error{dup[0], nil, errors.New("refused earlier")}
+	created := c.CreateTopics(ctx, store.Snapshot(), specs, errs)
+	if created[0] != nil || created[1] == nil || created[1].Partitions != 2 || created[2] != nil || errs[1] != nil {
+		t.Fatalf("created %v, errs %v: want only b", created, errs)
+	}
+	snap := store.Snapshot()
+	if snap.Topic("a") != nil {
+		t.Error("a refused topic was created")
+	}
+	name := "b"
+	if topic, byName, err := TopicToDelete(snap, &name, [16]byte{}); err != nil || !byName || topic.Name != "b" {
+		t.Errorf("by name: %v %v %v", topic, byName, err)
+	}
+	if topic, byName, err := TopicToDelete(snap, nil, created[1].ID); err != nil || byName || topic.Name != "b" {
+		t.Errorf("by id: %v %v %v", topic, byName, err)
+	}
+	missing := "nope"
+	if _, _, err := TopicToDelete(snap, &missing, [16]byte{}); !errors.Is(err, meta.ErrUnknownTopic) {
+		t.Errorf("unknown name: %v", err)
+	}
+	if _, _, err := TopicToDelete(snap, nil, [16]byte{1}); !errors.Is(err, ErrUnknownTopicID) {
+		t.Errorf("unknown id: %v", err)
+	}
+}

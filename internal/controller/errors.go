@@ -30,4 +30,8 @@ var (
 	// (LEADER_NOT_AVAILABLE), as Kafka answers for a topic still being
 	// created.
 	ErrTopicBeingCreated = errors.New("topic being created")
+	// ErrDuplicateTopic: a topic named twice in one CreateTopics request.
+	ErrDuplicateTopic = errors.New("topic named twice")
+	// ErrUnknownTopicID: a topic id no topic has.
+	ErrUnknownTopicID = errors.New("unknown topic id")
 )

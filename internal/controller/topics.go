@@ -187,29 +187,54 @@ func (c *Controller) CreateInternalTopic(ctx context.Context, name string, parti
 	return err
 }
 
-// CreateTopics creates specs, each already passed by CheckTopic against
-// snap, in one store transaction, so a request for many topics costs one
-// durable commit. created[i] is the topic of specs[i], or errs[i] says why
-// there is none.
-func (c *Controller) CreateTopics(ctx context.Context, snap *meta.Snapshot, specs []*TopicSpec) (created []*meta.Topic, errs []error) {
-	batch := make([]meta.NewTopic, len(specs))
-	for i, spec := range specs {
-		batch[i] = meta.NewTopic{Topic: c.newTopic(snap, spec), Configs: spec.Configs}
+// DuplicateTopics refuses every topic a CreateTopics request names more
+// than once, each mention of it (Kafka answers INVALID_REQUEST): errs[i]
+// is names[i]'s refusal, nil for a name given once.
+func DuplicateTopics(clientID string, names []string) []error {
+	counts := map[string]int{}
+	for _, name := range names {
+		counts[name]++
 	}
-	created, errs = make([]*meta.Topic, len(specs)), make([]error, len(specs))
+	errs := make([]error, len(names))
+	for i, name := range names {
+		if counts[name] > 1 {
+			errs[i] = refusal.New(ErrDuplicateTopic, fmt.Sprintf("Create topics request from client `%s` contains multiple entries for the following topics: %s", clientID, name))
+		}
+	}
+	return errs
+}
+
+// CreateTopics creates every specs[i] that errs[i] does not refuse, each
+// already passed by CheckTopic against snap, in one store transaction, so
+// a request for many topics costs one durable commit. created[i] is the
+// topic of specs[i], or errs[i] (set here for a failed create) says why
+// there is none.
+func (c *Controller) CreateTopics(ctx context.Context, snap *meta.Snapshot, specs []*TopicSpec, errs []error) (created []*meta.Topic) {
+	created = make([]*meta.Topic, len(specs))
+	var batch []meta.NewTopic
+	var batchIdx []int
+	for i, spec := range specs {
+		if errs[i] == nil && spec != nil {
+			batch = append(batch, meta.NewTopic{Topic: c.newTopic(snap, spec), Configs: spec.Configs})
+			batchIdx = append(batchIdx, i)
+		}
+	}
+	if len(batch) == 0 {
+		return created
+	}
 	topics, createErrs, err := c.store.CreateTopics(ctx, batch)
-	for i := range specs {
+	for j, i := range batchIdx {
 		switch {
 		case err != nil:
 			errs[i] = err
-		case createErrs[i] != nil:
-			errs[i] = createErrs[i]
+		case createErrs[j] != nil:
+			errs[i] = createErrs[j]
 		default:
-			created[i] = topics[i]
-			c.logCreated(topics[i])
+			created[i] = topics[j]
+			c.logCreated(topics[j])
 		}
 	}
-	return created, errs
+	return created
 }
 
 func (c *Controller) logCreated(t *meta.Topic) {
@@ -228,6 +253,26 @@ func (c *Controller) newTopic(snap *meta.Snapshot, spec *TopicSpec) meta.Topic {
 		t.Replicas = c.place(snap, spec.Partitions)
 	}
 	return t
+}
+
+// TopicToDelete finds the topic one DeleteTopics entry names: by name
+// when it has one (always before v6), else by its id. A topic that does
+// not exist is refused the way it was named: UNKNOWN_TOPIC_OR_PARTITION by
+// name, UNKNOWN_TOPIC_ID by id.
+func TopicToDelete(snap *meta.Snapshot, name *string, id [16]byte) (t *meta.Topic, byName bool, err error) {
+	byName = name != nil && *name != ""
+	if byName {
+		t = snap.Topic(*name)
+	} else {
+		t = snap.TopicByID(meta.TopicID(id))
+	}
+	switch {
+	case t == nil && byName:
+		err = refusal.New(meta.ErrUnknownTopic, "This server does not host this topic-partition.")
+	case t == nil:
+		err = refusal.New(ErrUnknownTopicID, "This server does not host this topic ID.")
+	}
+	return t, byName, err
 }
 
 // DeleteTopic deletes t's metadata in one store transaction; every broker

@@ -1,0 +1,73 @@
+package replica
+
+import (
+	"context"
+	"time"
+)
+
+// FetchRead reads the partitions of one fetch answer within its byte
+// budget: each partition gets at most its own limit and what the answer
+// has left, except that the first batch of the first partition with data
+// comes whole even when larger (KIP-74), so a consumer always progresses.
+type FetchRead struct {
+	maxBytes, total int32
+	watch           bool
+	keys            []Key // the partitions read, when watching
+}
+
+// NewFetchRead starts an answer of at most maxBytes over up to partitions
+// partitions; with watch it remembers the partitions it read, for a long
+// poll to wait on.
+func NewFetchRead(maxBytes int32, partitions int, watch bool) FetchRead {
+	f := FetchRead{maxBytes: maxBytes, watch: watch}
+	if watch {
+		f.keys = make([]Key, 0, partitions)
+	}
+	return f
+}
+
+// Partition checks the fetcher's leader epoch (KIP-320) and reads pt from
+// offset, within partitionMax and the answer's budget. A refused epoch
+// reads nothing: its offsets are -1, as Kafka answers.
+func (f *FetchRead) Partition(pt *Partition, leaderEpoch int32, offset int64, partitionMax int32) (Fetched, error) {
+	if err := pt.CheckLeaderEpoch(leaderEpoch); err != nil {
+		return Fetched{HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1}, err
+	}
+	if f.watch {
+		f.keys = append(f.keys, pt.Key)
+	}
+	limit := min(partitionMax, f.maxBytes-f.total)
+	fetched, err := pt.Read(offset, max(limit, 0), f.total == 0)
+	f.total += int32(len(fetched.Records))
+	return fetched, err
+}
+
+// Reached reports whether the answer holds at least minBytes.
+func (f *FetchRead) Reached(minBytes int32) bool { return f.total >= minBytes }
+
+// Keys are the partitions read (only when watching).
+func (f *FetchRead) Keys() []Key { return f.keys }
+
+// LongPoll runs a fetch's long poll: read builds an answer from the logs
+// as they are (watching the partitions it reads when asked) and reports
+// whether to send it at once (min_bytes reached, or an error). When it is
+// not done and maxWait is positive, the fetch waits for appends to the
+// partitions read, reading again after each, and reads a last time when
+// maxWait passes. parked is the time spent waiting, which request-time
+// quotas do not charge.
+func (p *Partitions) LongPoll(ctx context.Context, maxWait time.Duration, read func(watch bool) (keys []Key, done bool)) (parked time.Duration) {
+	deadline := time.Now().Add(maxWait)
+	seen := p.delayed.Notifications()
+	keys, done := read(maxWait > 0)
+	if done || maxWait <= 0 || len(keys) == 0 {
+		return 0
+	}
+	completed, parked := p.delayed.Await(ctx, keys, seen, deadline, func() bool {
+		_, done := read(false)
+		return done
+	})
+	if !completed {
+		read(false)
+	}
+	return parked
+}
