@@ -8,6 +8,7 @@ import (
 
 	"kbroker/internal/auth"
 	"kbroker/internal/controller"
+	"kbroker/internal/coordinator"
 	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
 	"kbroker/internal/quota"
@@ -52,6 +53,10 @@ var errorTable = []struct {
 	{replica.ErrInvalidRequiredAcks, kerr.InvalidRequiredAcks},
 	// Closes the connection: no client reads the code.
 	{replica.ErrAcksZeroFailed, kerr.UnknownServerError},
+	// Work sent to a coordinator shard that has stopped (its partition
+	// moved or the broker is closing): the client looks the coordinator up
+	// again, as Kafka's NOT_COORDINATOR asks.
+	{coordinator.ErrNotLoaded, kerr.NotCoordinator},
 	{meta.ErrTopicExists, kerr.TopicAlreadyExists},
 	{meta.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{meta.ErrInvalidPartitions, kerr.InvalidPartitions},
