@@ -243,7 +243,13 @@ func TestOperatorMetricsAppearAfterRealTraffic(t *testing.T) {
 		t.Fatal("a wrong password was accepted")
 	}
 
-	text := testkit.ScrapeMetrics(t, b.MetricsAddr())
+	// A request's times are observed once its answer is written, so the
+	// client may read the answer first: scrape until the Fetch is in.
+	var text string
+	testkit.WaitFor(5*time.Second, func() bool {
+		text = testkit.ScrapeMetrics(t, b.MetricsAddr())
+		return strings.Contains(text, `kbroker_request_parked_seconds_count{api="Fetch"} 1`)
+	})
 	for _, want := range []string{
 		`kbroker_build_info{goversion="` + runtime.Version() + `",revision="`,
 		`kbroker_request_errors_total{api="Metadata",error="UNKNOWN_TOPIC_OR_PARTITION"} 1`,
