@@ -54,7 +54,7 @@ func registerAdminFlags(c *adminConfig) {
 	flag.IntVar(&c.coldStarts, "cold-starts", 5, "admin suite: B9 broker restarts timed")
 	flag.IntVar(&c.acls, "acls", 10000, "admin suite: ACLs loaded for the ACL produce case")
 	flag.IntVar(&c.aclPairs, "acl-pairs", 3, "admin suite: ACL case pairs of produce runs, without and with the authorizer and its ACLs")
-	flag.StringVar(&c.profileDir, "profile", "", "admin suite: directory for broker CPU profiles (pprof on metrics.listener), one per measured case")
+	flag.StringVar(&c.profileDir, "profile", "", "directory for kbroker CPU profiles (pprof on metrics.listener): one per measured case (admin suite) or per measured kbroker run (throughput suite)")
 }
 
 func (c *adminConfig) applyQuick(set map[string]bool) {

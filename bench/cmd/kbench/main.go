@@ -183,7 +183,12 @@ func setup(ctx context.Context, o options, a, b broker.Kind, tmp string) (*runne
 			return nil, "", err
 		}
 	}
-	r := &runner{self: self, tmp: tmp}
+	r := &runner{self: self, tmp: tmp, profileDir: o.ad.profileDir}
+	if r.profileDir != "" {
+		if err := os.MkdirAll(r.profileDir, 0o755); err != nil {
+			return nil, "", err
+		}
+	}
 	need := map[broker.Kind]bool{a: true, b: true}
 	if need[broker.Kfake] {
 		fmt.Fprintln(os.Stderr, "kbench: building ./bench/cmd/kfakeserver")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -29,9 +30,10 @@ type runResult struct {
 
 // runner holds what every run needs.
 type runner struct {
-	self string // this executable, re-run as the load worker
-	bins broker.Binaries
-	tmp  string
+	self       string // this executable, re-run as the load worker
+	bins       broker.Binaries
+	tmp        string
+	profileDir string // -profile: a kbroker CPU profile of each measured window goes here
 }
 
 // runBroker starts a fresh broker of kind, creates topic on it, runs the
@@ -39,7 +41,8 @@ type runner struct {
 // rather than aborting the job, so one bad run does not cost the others.
 func (r *runner) runBroker(ctx context.Context, kind broker.Kind, spec workload.Spec) runResult {
 	rr := runResult{Kind: kind}
-	b, err := broker.Start(ctx, kind, r.bins, r.tmp)
+	profiling := r.profileDir != "" && kind == broker.Kbroker
+	b, err := broker.StartWith(ctx, kind, r.bins, r.tmp, broker.StartOptions{Metrics: profiling})
 	if err != nil {
 		rr.Err = err.Error()
 		return rr
@@ -115,6 +118,9 @@ func (r *runner) runLoad(ctx context.Context, spec workload.Spec, b *broker.Brok
 			switch {
 			case line == lineMark+workload.MarkStart:
 				b0, l0 = cpu(brokerPid), cpu(w.Pid())
+				if b != nil && b.MetricsAddr != "" && r.profileDir != "" {
+					defer r.profile(ctx, b, spec)()
+				}
 			case line == lineMark+workload.MarkEnd:
 				b1, l1 = cpu(brokerPid), cpu(w.Pid())
 			case strings.HasPrefix(line, lineResult):
@@ -144,4 +150,24 @@ func runTimeout(s workload.Spec) time.Duration {
 		t += time.Duration(float64(s.PreloadBytes)/10e6*2) * time.Second
 	}
 	return t
+}
+
+// profile takes a CPU profile of b over the measured window of spec in the
+// background, into -profile; the returned func waits until it is written.
+func (r *runner) profile(ctx context.Context, b *broker.Broker, spec workload.Spec) (wait func()) {
+	seconds := int(spec.Duration / time.Second)
+	if seconds < 1 {
+		return func() {}
+	}
+	path := filepath.Join(r.profileDir, spec.Topic+".pprof")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := b.CPUProfile(ctx, seconds, path); err != nil {
+			fmt.Fprintf(os.Stderr, "kbench: profile %s: %v\n", path, err)
+			return
+		}
+		fmt.Fprintf(os.Stderr, "kbench: profile written to %s\n", path)
+	}()
+	return func() { <-done }
 }
