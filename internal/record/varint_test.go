@@ -1,5 +1,10 @@
 package record
-import ("testing"; "github.com/twmb/franz-go/pkg/kbin")
+
+import (
+	"github.com/twmb/franz-go/pkg/kbin"
+	"testing"
+)
+
 func TestVarintMatchesKbin(t *testing.T) {
 	for _, v := range []int64{0, 1, -1, 63, -64, 64, -65, 8191, -8192, 8192, 1 << 20, -(1 << 30), 1<<31 - 1, -(1 << 31), 1 << 40, -(1 << 50)} {
 		enc := kbin.AppendVarlong(nil, v)
