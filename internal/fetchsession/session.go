@@ -1,0 +1,425 @@
+// Package fetchsession keeps the incremental fetch sessions of KIP-227.
+//
+// A consumer (or a follower) fetching many partitions would otherwise send
+// every partition in every Fetch and get every partition back, changed or
+// not. With a session, the first (full) fetch names the partitions and the
+// broker remembers them under a session id; later (incremental) fetches name
+// only the partitions whose fetch parameters changed, plus those to forget,
+// and the answer holds only the partitions with something to say: records,
+// a new high watermark or log start offset, or an error.
+//
+// The rules follow Kafka's FetchManager and FetchSessionCache:
+//
+//   - session id 0, epoch -1: a sessionless full fetch;
+//   - session id 0, epoch 0: a full fetch that asks for a new session (the
+//     answer names it, or 0 when the cache has no room);
+//   - session id N, epoch -1 (or 0): close session N, then as above;
+//   - session id N, epoch E > 0: an incremental fetch of session N, which
+//     must expect epoch E (else INVALID_FETCH_SESSION_EPOCH; an unknown N is
+//     FETCH_SESSION_ID_NOT_FOUND); a session whose partitions were all
+//     forgotten is closed and the fetch answered as a sessionless one;
+//   - a session made with topic ids (Fetch v13+) only serves requests with
+//     topic ids, and one made without them only requests without
+//     (FETCH_SESSION_TOPIC_ID_ERROR).
+//
+// The cache holds at most max.incremental.fetch.session.cache.slots
+// sessions; a new one may evict an old one that is stale (unused for two
+// minutes), or, past that, one that is worth less: a follower's session
+// outranks a consumer's, and a bigger session a smaller one that is more
+// than two minutes old.
+package fetchsession
+
+import (
+	"container/list"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Epochs with a meaning of their own (Kafka's FetchMetadata).
+const (
+	InitialEpoch int32 = 0  // a full fetch asking for a new session
+	FinalEpoch   int32 = -1 // a full fetch without (or closing) a session
+)
+
+// EvictionAge is how long a session must be unused to be stale, and how old
+// one must be before a bigger session may take its slot (Kafka's fixed
+// two minutes).
+const EvictionAge = 2 * time.Minute
+
+// Key names a partition of a session: by topic id from Fetch v13 on (Topic
+// is then empty), by topic name before (TopicID is zero).
+type Key struct {
+	TopicID   [16]byte
+	Topic     string
+	Partition int32
+}
+
+// Params are one partition's fetch parameters, as a request gives them and
+// as a session remembers them for the fetches that leave them out.
+type Params struct {
+	FetchOffset        int64
+	LogStartOffset     int64 // a follower's log start offset; -1 from consumers
+	MaxBytes           int32
+	CurrentLeaderEpoch int32
+	LastFetchedEpoch   int32
+}
+
+// Request is one partition of a Fetch request.
+type Request struct {
+	Key
+	Params
+}
+
+// Result is what a fetch found for one partition: the fields that decide
+// whether an incremental answer must include it.
+type Result struct {
+	ErrorCode        int16
+	HighWatermark    int64
+	LogStartOffset   int64
+	HasRecords       bool
+	DivergingEpoch   bool // a follower must truncate
+	PreferredReplica bool // a follower to read from was named (KIP-392)
+}
+
+// cached is a partition of a session: its last parameters and what the last
+// answer that included it said.
+type cached struct {
+	Request
+	highWatermark  int64 // -1 after an error, so the next answer includes it
+	logStartOffset int64
+}
+
+// session is one cached fetch session. Its fields are guarded by the
+// cache's mutex.
+type session struct {
+	id           int32
+	epoch        int32 // the epoch the next incremental fetch must carry
+	privileged   bool  // a follower's
+	usesTopicIDs bool
+	created      time.Time
+	lastUsed     time.Time
+
+	order *list.List // of *cached, the order partitions are fetched in
+	index map[Key]*list.Element
+
+	// Set when the session was last touched, as Kafka's trees are: whether
+	// any new session, or only a privileged one, may evict it, and the
+	// partitions it counted for in the cache's total.
+	evictableByAll, evictableByPrivileged bool
+	counted                               int
+}
+
+// Cache is a broker's fetch sessions. Safe for concurrent use.
+type Cache struct {
+	max int
+
+	mu         sync.Mutex
+	sessions   map[int32]*session
+	partitions int
+	evictions  uint64
+}
+
+// NewCache holds at most maxSessions sessions (0 disables sessions: every
+// full fetch is answered without one, as Kafka does).
+func NewCache(maxSessions int) *Cache {
+	return &Cache{max: maxSessions, sessions: map[int32]*session{}}
+}
+
+// Stats is what the cache holds, for metrics.
+type Stats struct {
+	Sessions, Partitions int
+	Evictions            uint64
+}
+
+// Stats reports the cache's size and evictions so far.
+func (c *Cache) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Stats{Sessions: len(c.sessions), Partitions: c.partitions, Evictions: c.evictions}
+}
+
+// Fetch is one Fetch request's view of its session: which partitions to
+// read, and, once read, which to answer with and under which session id.
+type Fetch struct {
+	cache       *Cache
+	kind        kind
+	version     int16
+	follower    bool
+	sess        *session  // incremental only
+	requested   []Request // full and sessionless: the request's partitions
+	partitions  []Request // what to read, in order
+	ErrorCode   int16     // a session error: answer with it and no partitions
+	SessionID   int32     // the id the answer carries (after Finish for a full fetch)
+	Incremental bool
+}
+
+type kind int8
+
+const (
+	sessionless kind = iota
+	full
+	incremental
+	sessionError
+)
+
+// Begin starts a Fetch: version is the request's, sessionID and epoch its
+// session fields, partitions its partitions in request order, forgotten its
+// forgotten topics' partitions (incremental fetches only), follower whether
+// a replica asks. An incremental fetch updates its session here (added,
+// changed and forgotten partitions) and moves the session to its next
+// epoch, so a second request with the same epoch is refused.
+func (c *Cache) Begin(version int16, sessionID, epoch int32, follower bool, partitions []Request, forgotten []Key, now time.Time) *Fetch {
+	f := &Fetch{cache: c, version: version, follower: follower}
+	if epoch == InitialEpoch || epoch == FinalEpoch {
+		if sessionID != 0 {
+			c.mu.Lock()
+			if s := c.sessions[sessionID]; s != nil {
+				c.removeLocked(s)
+			}
+			c.mu.Unlock()
+		}
+		f.kind, f.requested, f.partitions = full, partitions, partitions
+		if epoch == FinalEpoch || c.max == 0 {
+			f.kind = sessionless
+		}
+		return f
+	}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.sessions[sessionID]
+	switch {
+	case s == nil:
+		f.kind, f.ErrorCode = sessionError, kerr.FetchSessionIDNotFound.Code
+		return f
+	case s.epoch != epoch:
+		f.kind, f.ErrorCode = sessionError, kerr.InvalidFetchSessionEpoch.Code
+		return f
+	case s.usesTopicIDs != (version >= 13):
+		f.kind, f.ErrorCode = sessionError, kerr.FetchSessionTopicIDError.Code
+		return f
+	}
+	for _, r := range partitions {
+		if e := s.index[r.Key]; e != nil {
+			e.Value.(*cached).Params = r.Params
+			continue
+		}
+		s.index[r.Key] = s.order.PushBack(&cached{Request: r, highWatermark: -1, logStartOffset: -1})
+	}
+	for _, k := range forgotten {
+		if e := s.index[k]; e != nil {
+			s.order.Remove(e)
+			delete(s.index, k)
+		}
+	}
+	if s.order.Len() == 0 {
+		// Nothing left to remember: Kafka closes the session and answers as a
+		// sessionless fetch (of nothing).
+		c.removeLocked(s)
+		f.kind = sessionless
+		return f
+	}
+	c.touchLocked(s, now)
+	s.epoch = nextEpoch(s.epoch)
+	f.kind, f.sess, f.SessionID, f.Incremental = incremental, s, s.id, true
+	f.partitions = make([]Request, 0, s.order.Len())
+	for e := s.order.Front(); e != nil; e = e.Next() {
+		f.partitions = append(f.partitions, e.Value.(*cached).Request)
+	}
+	return f
+}
+
+// Partitions are the partitions to read, in the order to read them: the
+// request's for a full fetch, every partition of the session for an
+// incremental one.
+func (f *Fetch) Partitions() []Request { return f.partitions }
+
+// Finish takes the results of reading Partitions (results[i] for
+// Partitions()[i]) and reports which to include in the answer. A full fetch
+// includes them all and, if it asked for a session and the cache has room,
+// creates one holding them (SessionID is set). An incremental fetch includes
+// a partition with records, an error, a changed high watermark or log start
+// offset, a diverging epoch or a preferred replica, and moves the included
+// ones to the back of the session's order, so partitions that had to wait
+// for room in one answer come first in the next.
+func (f *Fetch) Finish(results []Result, now time.Time) (include []bool) {
+	include = make([]bool, len(results))
+	switch f.kind {
+	case sessionError:
+		return include
+	case sessionless:
+		for i := range include {
+			include[i] = true
+		}
+		return include
+	case full:
+		for i := range include {
+			include[i] = true
+		}
+		f.SessionID = f.cache.create(f, results, now)
+		return include
+	}
+	c, s := f.cache, f.sess
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sessions[s.id] != s {
+		// Evicted or closed while this fetch read: answer everything read
+		// this time; the next incremental fetch learns the session is gone.
+		for i := range include {
+			include[i] = true
+		}
+		return include
+	}
+	for i, r := range results {
+		e := s.index[f.partitions[i].Key]
+		if e == nil { // forgotten by a later request meanwhile
+			continue
+		}
+		cp := e.Value.(*cached)
+		if cp.mustAnswer(r) {
+			include[i] = true
+			s.order.MoveToBack(e)
+		}
+	}
+	return include
+}
+
+// mustAnswer reports whether r must be in an incremental answer, and
+// remembers what the answer tells the fetcher (Kafka's
+// CachedPartition.maybeUpdateResponseData).
+func (cp *cached) mustAnswer(r Result) bool {
+	must := r.HasRecords || r.PreferredReplica || r.DivergingEpoch
+	if cp.highWatermark != r.HighWatermark {
+		must = true
+		cp.highWatermark = r.HighWatermark
+	}
+	if cp.logStartOffset != r.LogStartOffset {
+		must = true
+		cp.logStartOffset = r.LogStartOffset
+	}
+	if r.ErrorCode != 0 {
+		// An error is always answered; forgetting the high watermark makes the
+		// partition answered again once the error is gone.
+		must = true
+		cp.highWatermark = -1
+	}
+	return must
+}
+
+// create makes a session of a full fetch's partitions and results, if there
+// is room or an entry it may evict; it returns the session id, 0 if none.
+func (c *Cache) create(f *Fetch, results []Result, now time.Time) int32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	size := len(f.requested)
+	if len(c.sessions) >= c.max && !c.evictForLocked(f.follower, size, now) {
+		return 0
+	}
+	s := &session{
+		id: c.newIDLocked(), epoch: nextEpoch(InitialEpoch), privileged: f.follower,
+		usesTopicIDs: f.version >= 13, created: now,
+		order: list.New(), index: make(map[Key]*list.Element, size),
+	}
+	for i, r := range f.requested {
+		if s.index[r.Key] != nil { // a partition named twice is cached once
+			continue
+		}
+		cp := &cached{Request: r, highWatermark: results[i].HighWatermark, logStartOffset: results[i].LogStartOffset}
+		if results[i].ErrorCode != 0 {
+			cp.highWatermark = -1
+		}
+		s.index[r.Key] = s.order.PushBack(cp)
+	}
+	c.sessions[s.id] = s
+	c.touchLocked(s, now)
+	return s.id
+}
+
+// evictForLocked makes room for a new session of size partitions, as
+// Kafka's tryEvict: the least recently used session if it is stale, else
+// the least valuable one the newcomer may evict, if the newcomer is worth
+// at least as much.
+func (c *Cache) evictForLocked(privileged bool, size int, now time.Time) bool {
+	var oldest, cheapest *session
+	for _, s := range c.sessions {
+		if oldest == nil || s.lastUsed.Before(oldest.lastUsed) || (s.lastUsed.Equal(oldest.lastUsed) && s.id < oldest.id) {
+			oldest = s
+		}
+		eligible := s.evictableByAll
+		if privileged {
+			eligible = s.evictableByPrivileged
+		}
+		if eligible && (cheapest == nil || less(s.privileged, s.order.Len(), s.id, cheapest.privileged, cheapest.order.Len(), cheapest.id)) {
+			cheapest = s
+		}
+	}
+	switch {
+	case oldest == nil:
+		return false
+	case now.Sub(oldest.lastUsed) > EvictionAge:
+		c.removeLocked(oldest)
+	case cheapest == nil || less(privileged, size, 0, cheapest.privileged, cheapest.order.Len(), cheapest.id):
+		return false
+	default:
+		c.removeLocked(cheapest)
+	}
+	c.evictions++
+	return true
+}
+
+// less orders sessions by worth, as Kafka's EvictableKey: a consumer's
+// below a follower's, then by partitions, then by id.
+func less(aPriv bool, aSize int, aID int32, bPriv bool, bSize int, bID int32) bool {
+	if aPriv != bPriv {
+		return !aPriv
+	}
+	if aSize != bSize {
+		return aSize < bSize
+	}
+	return aID < bID
+}
+
+// touchLocked marks s used now and recomputes who may evict it: anyone once
+// it is older than EvictionAge; a follower's session also, at any age, if s
+// is a consumer's.
+func (c *Cache) touchLocked(s *session, now time.Time) {
+	s.lastUsed = now
+	old := now.Sub(s.created) > EvictionAge
+	s.evictableByAll = old
+	s.evictableByPrivileged = old || !s.privileged
+	c.partitions += s.order.Len() - s.counted
+	s.counted = s.order.Len()
+}
+
+func (c *Cache) removeLocked(s *session) {
+	delete(c.sessions, s.id)
+	c.partitions -= s.counted
+	s.counted = 0
+}
+
+// newIDLocked is a random positive id no live session has.
+func (c *Cache) newIDLocked() int32 {
+	for {
+		id := rand.Int32N(math.MaxInt32) + 1
+		if c.sessions[id] == nil {
+			return id
+		}
+	}
+}
+
+// nextEpoch is the epoch after e: 1 after the largest, and never back to
+// the initial or final epoch.
+func nextEpoch(e int32) int32 {
+	switch {
+	case e < 0:
+		return FinalEpoch
+	case e == math.MaxInt32:
+		return 1
+	default:
+		return e + 1
+	}
+}
