@@ -77,8 +77,11 @@ const maxAttempts = 10
 // in effect (its appliers have run).
 func (c *Configs) Alter(ctx context.Context, a Alteration) error {
 	kind := meta.TopicConfigs
-	if a.Resource.Type == policy.Broker {
+	switch a.Resource.Type {
+	case policy.Broker:
 		kind = meta.BrokerConfigs
+	case policy.Group:
+		kind = meta.GroupConfigs
 	}
 	for attempt := 1; ; attempt++ {
 		cur, version, err := c.store.ReadConfigs(ctx, kind, a.Resource.Name)
@@ -128,10 +131,7 @@ func setAgainKeys(ops []Op, cur, next map[string]string) []string {
 // checks (this broker's configs), then the policy. It returns the set to
 // store, passwords encrypted.
 func (c *Configs) validate(a Alteration, cur map[string]string) (map[string]string, error) {
-	catalog, word := config.Topics, "topic"
-	if a.Resource.Type == policy.Broker {
-		catalog, word = config.Brokers, "broker"
-	}
+	catalog, word := catalogOf(a.Resource.Type)
 	next, err := applyOps(cur, a.Ops, a.Replace, catalog)
 	if err != nil {
 		return nil, err
@@ -157,6 +157,8 @@ func (c *Configs) validate(a Alteration, cur map[string]string) (map[string]stri
 	}
 	if a.Resource.Type == policy.Topic {
 		err = checkCompactionLags(next)
+	} else if a.Resource.Type == policy.Group {
+		err = c.checkGroup(next)
 	} else if c.ownBroker(a.Resource) {
 		// As Kafka's reconfiguration validation does: a change its
 		// appliers could not apply (a certificate that does not match its
@@ -182,6 +184,18 @@ func (c *Configs) validate(a Alteration, cur map[string]string) (map[string]stri
 		return nil, err
 	}
 	return next, nil
+}
+
+// catalogOf is the catalog of a stored config resource type, and the word
+// Kafka's messages name it by.
+func catalogOf(t policy.ResourceType) (*config.Catalog, string) {
+	switch t {
+	case policy.Broker:
+		return config.Brokers, "broker"
+	case policy.Group:
+		return config.Groups, "group"
+	}
+	return config.Topics, "topic"
 }
 
 // checkKey validates one key being set on r.
