@@ -52,7 +52,7 @@ type Requester struct {
 }
 
 // Alteration is a requested change to one stored config resource: a topic,
-// a broker, or (a broker named "") the cluster-wide default.
+// a broker, (a broker named "") the cluster-wide default, or a group.
 type Alteration struct {
 	Resource policy.ConfigResource
 	Ops      []Op
