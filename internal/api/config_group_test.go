@@ -99,6 +99,8 @@ func TestAlterGroupConfigsAsKafka(t *testing.T) {
 	}{
 		{[]kmsg.IncrementalAlterConfigsRequestResourceConfig{op("consumer.sesion.timeout.ms", set, "50000")}, kerr.InvalidConfig.Code,
 			"Unknown group config name: consumer.sesion.timeout.ms"},
+		{[]kmsg.IncrementalAlterConfigsRequestResourceConfig{op("consumer.session.timeout.ms", set, "1"), op("no.such.key", set, "1")}, kerr.InvalidConfig.Code,
+			"Unknown group config name: no.such.key"},
 		{[]kmsg.IncrementalAlterConfigsRequestResourceConfig{op("consumer.session.timeout.ms", app, "1")}, kerr.InvalidConfig.Code,
 			"Can't APPEND to key consumer.session.timeout.ms because its type is not LIST."},
 		{[]kmsg.IncrementalAlterConfigsRequestResourceConfig{op("consumer.session.timeout.ms", set, "5999")}, kerr.InvalidConfig.Code,

@@ -136,6 +136,14 @@ func (c *Configs) validate(a Alteration, cur map[string]string) (map[string]stri
 	if err != nil {
 		return nil, err
 	}
+	if a.Resource.Type == policy.Group {
+		// Kafka's GroupConfig.validate checks every name before any value.
+		for _, op := range a.Ops {
+			if _, set := next[op.Name]; set && catalog.Lookup(op.Name) == nil {
+				return nil, refuse(ErrInvalidConfig, "Unknown %s config name: %s", word, op.Name)
+			}
+		}
+	}
 	changed := map[string]*string{}
 	for _, op := range a.Ops {
 		v, ok := next[op.Name]
