@@ -22,7 +22,8 @@ import (
 // broker returns.
 type ConfigResourceType int8
 
-// Config resource types. Topic, Broker and BrokerLogger are Apache Kafka's;
+// Config resource types. Topic, Broker, BrokerLogger, ClientMetrics and
+// Group are Apache Kafka's;
 // User and Client (codes 7 and 6) are kbroker's own, served to read and
 // write client quotas as configs; Apache Kafka's resource types (2, 4, 8,
 // 16, 32) collide with neither.
@@ -33,15 +34,23 @@ const (
 	ResourceClient       ConfigResourceType = 6
 	ResourceUser         ConfigResourceType = 7
 	ResourceBrokerLogger ConfigResourceType = 8
+	// ResourceClientMetrics is a KIP-714 client-metrics subscription
+	// (kbroker serves none; ListConfigResources names the type).
+	ResourceClientMetrics ConfigResourceType = 16
+	// ResourceGroup is a group's configs (Kafka 4, KIP-848):
+	// consumer.session.timeout.ms and the other keys of Kafka's
+	// GroupConfig.
+	ResourceGroup ConfigResourceType = 32
 )
 
 var resourceTypeNames = map[ConfigResourceType]string{
 	ResourceTopic: "TOPIC", ResourceBroker: "BROKER", ResourceClient: "CLIENT",
 	ResourceUser: "USER", ResourceBrokerLogger: "BROKER_LOGGER",
+	ResourceClientMetrics: "CLIENT_METRICS", ResourceGroup: "GROUP",
 }
 
-// String is Kafka's name of the type (TOPIC, BROKER, BROKER_LOGGER, USER,
-// CLIENT), UNKNOWN for any other code.
+// String is Kafka's name of the type (TOPIC, BROKER, BROKER_LOGGER,
+// CLIENT_METRICS, GROUP, USER, CLIENT), UNKNOWN for any other code.
 func (t ConfigResourceType) String() string {
 	if s, ok := resourceTypeNames[t]; ok {
 		return s
@@ -78,7 +87,7 @@ func (t *ConfigResourceType) UnmarshalText(b []byte) error {
 // ConfigResource names what configs belong to (KIP-133's ConfigResource).
 type ConfigResource struct {
 	Type ConfigResourceType `json:"type"`
-	// Name is the topic, the broker id ("" = the cluster-wide broker
+	// Name is the topic, the group, the broker id ("" = the cluster-wide broker
 	// default), or for User/Client the entity ("<default>" = the default
 	// entity; a (user, client-id) pair is the USER "alice/clients/c1").
 	Name string `json:"name"`
@@ -103,6 +112,9 @@ func BrokerDefaultResource() ConfigResource { return ConfigResource{ResourceBrok
 func BrokerLoggerResource(id int32) ConfigResource {
 	return ConfigResource{ResourceBrokerLogger, strconv.Itoa(int(id))}
 }
+
+// GroupResource is the configs of a group, which need not exist yet.
+func GroupResource(group string) ConfigResource { return ConfigResource{ResourceGroup, group} }
 
 // UserResource is a user's quota configs (kbroker's USER type); user ""
 // means the default user.
@@ -627,4 +639,29 @@ func replaceRequest(results AlterConfigsResults, changes map[ConfigResource][]Co
 		}
 	}
 	return req
+}
+
+// ListConfigResources names the config resources of the given types that
+// a DescribeConfigs can ask about (ListConfigResources v1, KIP-1142, Kafka
+// 4.1): every topic, every live broker (BROKER and BROKER_LOGGER), every
+// group that has configs, every client-metrics subscription. No types
+// means all of them. A broker before Kafka 4.1 fails with
+// UNSUPPORTED_VERSION.
+func (c *Client) ListConfigResources(ctx context.Context, types ...ConfigResourceType) ([]ConfigResource, error) {
+	req := kmsg.NewPtrListConfigResourcesRequest()
+	for _, t := range types {
+		req.ResourceTypes = append(req.ResourceTypes, int8(t))
+	}
+	resp, err := req.RequestWith(ctx, c.cl)
+	if err != nil {
+		return nil, err
+	}
+	if err := codeError("", resp.ErrorCode, nil); err != nil {
+		return nil, err
+	}
+	out := make([]ConfigResource, 0, len(resp.ConfigResources))
+	for _, r := range resp.ConfigResources {
+		out = append(out, ConfigResource{ConfigResourceType(r.Type), r.Name})
+	}
+	return out, nil
 }

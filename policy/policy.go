@@ -15,6 +15,8 @@ const (
 	BrokerLogger ResourceType = 8
 	User         ResourceType = 7
 	Client       ResourceType = 6
+	// Group is a group's configs (Kafka 4's GROUP resource, KIP-848).
+	Group ResourceType = 32
 )
 
 // ConfigResource names what a config change is for. A Broker with an empty

@@ -1,17 +1,20 @@
 package main
 
-// kbroker configs: kafka-configs.sh over the admin package. Topics, brokers
-// and broker loggers go through DescribeConfigs / IncrementalAlterConfigs;
+// kbroker configs: kafka-configs.sh over the admin package. Topics, brokers,
+// broker loggers and groups go through DescribeConfigs / IncrementalAlterConfigs;
 // users, clients and ips through DescribeClientQuotas / AlterClientQuotas;
 // SCRAM-SHA-256/512 keys of users through AlterUserScramCredentials.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kbroker/admin"
 )
@@ -27,6 +30,11 @@ const configsExamples = `  # A topic's dynamic configs, then every config with w
   # Change and remove topic configs (list values in brackets)
   kbroker configs --bootstrap-server localhost:9092 --alter --entity-type topics --entity-name orders \
       --add-config 'retention.ms=86400000,cleanup.policy=[compact,delete]' --delete-config segment.ms
+
+  # A consumer group's session timeout (KIP-848 groups; the group need not exist yet)
+  kbroker configs --bootstrap-server localhost:9092 --alter --entity-type groups --entity-name payments \
+      --add-config consumer.session.timeout.ms=50000
+  kbroker configs --bootstrap-server localhost:9092 --describe --all --group payments
 
   # Cluster-wide broker default, and one broker's log level
   kbroker configs --bootstrap-server localhost:9092 --alter --entity-type brokers --entity-default --add-config log.cleaner.threads=2
@@ -118,7 +126,7 @@ func (c *configsCmd) runDescribe(ctx context.Context, cl *admin.Client, ents []e
 		err       error
 	)
 	switch ents[0].Type {
-	case typeTopics, typeBrokers, typeBrokerLoggers:
+	case typeTopics, typeBrokers, typeBrokerLoggers, typeGroups:
 		described, err = c.describeResources(ctx, cl, ents[0])
 	default:
 		described, err = c.describeQuotas(ctx, cl, ents)
@@ -153,16 +161,21 @@ func (c *configsCmd) runDescribe(ctx context.Context, cl *admin.Client, ents []e
 // progress can be shown and no request grows without limit.
 const describeBatch = 100
 
-// describeResources describes topics, brokers or broker loggers: the named
-// one, or every one (every topic including internal ones; every broker and
-// the cluster default) as kafka-configs.sh does.
+// resourceTypeOf is the config resource type of the entity types that are
+// config resources (the others are quota entities).
+var resourceTypeOf = map[string]admin.ConfigResourceType{typeTopics: admin.ResourceTopic, typeBrokers: admin.ResourceBroker,
+	typeBrokerLoggers: admin.ResourceBrokerLogger, typeGroups: admin.ResourceGroup}
+
+// describeResources describes topics, brokers, broker loggers or groups:
+// the named one, or every one (every topic including internal ones; every
+// broker and the cluster default; every group that exists or has configs)
+// as kafka-configs.sh does.
 func (c *configsCmd) describeResources(ctx context.Context, cl *admin.Client, e entity) ([]describedEntity, error) {
 	names, err := c.resourceNames(ctx, cl, e)
 	if err != nil {
 		return nil, err
 	}
-	typ := map[string]admin.ConfigResourceType{typeTopics: admin.ResourceTopic, typeBrokers: admin.ResourceBroker,
-		typeBrokerLoggers: admin.ResourceBrokerLogger}[e.Type]
+	typ := resourceTypeOf[e.Type]
 	prog := newProgress(c.errOut, "Describing "+e.Type, len(names))
 	defer prog.finish()
 	var out []describedEntity
@@ -198,8 +211,11 @@ func (c *configsCmd) resourceNames(ctx context.Context, cl *admin.Client, e enti
 	if e.named {
 		return []string{e.nameOr("")}, nil
 	}
-	if e.Type == typeTopics {
+	switch e.Type {
+	case typeTopics:
 		return cl.ListTopics(ctx, true)
+	case typeGroups:
+		return groupNames(ctx, cl)
 	}
 	brokers, err := cl.ListBrokers(ctx)
 	if err != nil {
@@ -213,6 +229,29 @@ func (c *configsCmd) resourceNames(ctx context.Context, cl *admin.Client, e enti
 		names = append(names, "") // the cluster-wide default
 	}
 	return names, nil
+}
+
+// groupNames are the groups kafka-configs.sh (4.1) describes when none is
+// named: those the brokers list, and those with configs, which need not
+// exist (ListConfigResources; left out against a broker without it).
+func groupNames(ctx context.Context, cl *admin.Client) ([]string, error) {
+	listed, err := cl.ListGroups(ctx, admin.ListGroupsFilter{})
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, g := range listed {
+		names = append(names, g.Group)
+	}
+	withConfigs, err := cl.ListConfigResources(ctx, admin.ResourceGroup)
+	if err != nil && !errors.Is(err, kerr.UnsupportedVersion) {
+		return nil, err
+	}
+	for _, r := range withConfigs {
+		names = append(names, r.Name)
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
 }
 
 // filterEntries keeps what kafka-configs.sh prints: without --all only the
@@ -239,7 +278,7 @@ func printDescribed(w io.Writer, ds []describedEntity, all bool) {
 			continue
 		}
 		switch d.Entity[0].Type {
-		case typeTopics, typeBrokers, typeBrokerLoggers:
+		case typeTopics, typeBrokers, typeBrokerLoggers, typeGroups:
 			printResourceConfigs(w, d, all)
 		default:
 			printQuotaConfigs(w, d)

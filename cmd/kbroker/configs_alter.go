@@ -155,7 +155,7 @@ func (c *configsCmd) runAlter(ctx context.Context, cl *admin.Client, ents []enti
 	}
 	var err error
 	switch ents[0].Type {
-	case typeTopics, typeBrokers, typeBrokerLoggers:
+	case typeTopics, typeBrokers, typeBrokerLoggers, typeGroups:
 		err = c.alterResource(ctx, cl, ents[0], adds, deletes)
 	default:
 		err = c.alterQuotaEntity(ctx, cl, ents, adds, deletes)
@@ -171,19 +171,11 @@ func (c *configsCmd) runAlter(ctx context.Context, cl *admin.Client, ents []enti
 	return nil
 }
 
-// alterResource changes a topic, broker (or the default) or broker logger
+// alterResource changes a topic, broker (or the default), broker logger or group
 // with IncrementalAlterConfigs, after checking, as kafka-configs.sh does,
 // that every key to delete is currently set there.
 func (c *configsCmd) alterResource(ctx context.Context, cl *admin.Client, e entity, adds configAdds, deletes []string) error {
-	res := admin.ConfigResource{Name: e.nameOr("")}
-	switch e.Type {
-	case typeTopics:
-		res.Type = admin.ResourceTopic
-	case typeBrokers:
-		res.Type = admin.ResourceBroker
-	case typeBrokerLoggers:
-		res.Type = admin.ResourceBrokerLogger
-	}
+	res := admin.ConfigResource{Type: resourceTypeOf[e.Type], Name: e.nameOr("")}
 	current, err := cl.DescribeConfigs(ctx, []admin.ConfigResource{res}, admin.DescribeOptions{})
 	if err != nil {
 		return err

@@ -22,9 +22,10 @@ const (
 	typeUsers         = "users"
 	typeClients       = "clients"
 	typeIPs           = "ips"
+	typeGroups        = "groups"
 )
 
-var entityTypes = []string{typeTopics, typeClients, typeUsers, typeBrokers, typeBrokerLoggers, typeIPs}
+var entityTypes = []string{typeTopics, typeClients, typeUsers, typeBrokers, typeBrokerLoggers, typeIPs, typeGroups}
 
 // singular is the entity type as the tool's messages name it ("topic").
 func singular(typ string) string { return strings.TrimSuffix(typ, "s") }
@@ -58,12 +59,12 @@ type entityArgs struct {
 }
 
 func (a *entityArgs) register(fs flagSetLike) {
-	fs.Func("entity-type", "entity `type`: topics, brokers, broker-loggers, users, clients or ips (users and clients may both be given)", func(v string) error {
+	fs.Func("entity-type", "entity `type`: topics, brokers, broker-loggers, groups, users, clients or ips (users and clients may both be given)", func(v string) error {
 		a.explicit = true
 		a.types = append(a.types, v)
 		return nil
 	})
-	fs.Func("entity-name", "entity `name`: topic, broker id, user principal, client-id or ip; pairs with the --entity-type in the same position", func(v string) error {
+	fs.Func("entity-name", "entity `name`: topic, broker id, group id, user principal, client-id or ip; pairs with the --entity-type in the same position", func(v string) error {
 		a.explicit = true
 		a.names = append(a.names, &v)
 		return nil
@@ -83,6 +84,7 @@ func (a *entityArgs) register(fs flagSetLike) {
 	short("topic", typeTopics, "shorthand for --entity-type topics --entity-name `name`")
 	short("broker", typeBrokers, "shorthand for --entity-type brokers --entity-name `id`")
 	short("broker-logger", typeBrokerLoggers, "shorthand for --entity-type broker-loggers --entity-name `id`")
+	short("group", typeGroups, "shorthand for --entity-type groups --entity-name `group`")
 	short("user", typeUsers, "shorthand for --entity-type users --entity-name `principal`")
 	short("client", typeClients, "shorthand for --entity-type clients --entity-name `client-id`")
 	short("ip", typeIPs, "shorthand for --entity-type ips --entity-name `ip`")
@@ -346,6 +348,8 @@ func dynamicSource(ents []entity) admin.ConfigSource {
 	switch ents[0].Type {
 	case typeTopics:
 		return admin.SourceDynamicTopicConfig
+	case typeGroups:
+		return admin.SourceDynamicGroupConfig
 	case typeBrokers:
 		if ents[0].Name == nil {
 			return admin.SourceDynamicDefaultBrokerConfig

@@ -2,7 +2,7 @@ package api
 
 // AlterConfigs (key 33), v0–v2.
 //
-// Replaces a TOPIC's or BROKER's whole set of dynamic overrides with the
+// Replaces a TOPIC's, BROKER's or GROUP's whole set of dynamic overrides with the
 // keys given (keys left out are removed). Every key is validated, the
 // alter-config policy consulted, and the new set written in one store
 // transaction: all of a resource's changes apply or none do, and resources

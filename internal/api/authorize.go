@@ -158,11 +158,20 @@ func (s *Server) transactionalIDAllowed(c *wire.Conn, id string) bool {
 	return s.allowed(c, auth.OpWrite, auth.ResourceTransactionalID, id)
 }
 
+// errGroupAuth is the refusal of a GROUP-level check.
+var errGroupAuth = newError(kerr.GroupAuthorizationFailed, "Group authorization failed.")
+
 // configResourceAllowed is DescribeConfigs'/AlterConfigs' per-resource rule:
-// topics by name, every other resource type on the cluster.
+// topics and groups by name, every other resource type on the cluster.
 func (s *Server) configResourceAllowed(c *wire.Conn, typ kmsg.ConfigResourceType, name string, op auth.Operation) error {
-	if typ == kmsg.ConfigResourceTypeTopic {
+	switch typ {
+	case kmsg.ConfigResourceTypeTopic:
 		return s.topicAllowed(c, op, name)
+	case kmsg.ConfigResourceTypeGroupConfig:
+		if s.allowed(c, op, auth.ResourceGroup, name) {
+			return nil
+		}
+		return errGroupAuth
 	}
 	if s.allowed(c, op, auth.ResourceCluster, auth.ClusterName) {
 		return nil

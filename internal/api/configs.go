@@ -3,8 +3,9 @@ package api
 // Shared machinery of DescribeConfigs, AlterConfigs and
 // IncrementalAlterConfigs: each config resource type (topic, broker, broker
 // logger, and the quota entities user and client) implements
-// configResource, and the three handlers dispatch on the type through
-// configResources. Changes of topic and broker configs are the dynamic
+// configResource (a group's configs too, config_group.go), and the three
+// handlers dispatch on the type through configResources. Changes of topic,
+// broker and group configs are the dynamic
 // configuration's (internal/dynconfig): validation, policy, encryption,
 // storage, audit and applying them.
 

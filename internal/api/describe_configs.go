@@ -3,7 +3,8 @@ package api
 // DescribeConfigs (key 32), v0–v4.
 //
 // Every value of a TOPIC, BROKER (this broker's id, or "" for the
-// cluster-wide dynamic default) or BROKER_LOGGER resource, with its source,
+// cluster-wide dynamic default), BROKER_LOGGER or GROUP resource (Kafka 4's
+// group configs, config_group.go), with its source,
 // read-only flag, sensitivity (sensitive values are null, synonyms too),
 // and on request its synonyms (v1+) and documentation (v3+); the type is
 // reported from v3. A null or empty key list means every key; unknown keys

@@ -4,9 +4,10 @@ package api
 //
 // Applies per-key operations to a resource's overrides: SET, DELETE (of an
 // absent key: no-op), APPEND and SUBTRACT (LIST keys only; APPEND starts
-// from the default when there is no override). TOPIC and BROKER changes go
-// through validation, the alter-config policy and one store transaction per
-// resource; BROKER_LOGGER changes the receiving broker's log levels.
+// from the default when there is no override). TOPIC, BROKER and GROUP
+// changes go through validation, the alter-config policy and one store
+// transaction per resource; BROKER_LOGGER changes the receiving broker's
+// log levels.
 // validate_only changes nothing. Errors are per resource; a resource listed
 // twice, or a key listed twice in one resource, gets INVALID_REQUEST.
 

@@ -12,6 +12,7 @@ const (
 	SourceStaticBroker         Source = 4 // STATIC_BROKER_CONFIG
 	SourceDefault              Source = 5 // DEFAULT_CONFIG
 	SourceBrokerLogger         Source = 6 // DYNAMIC_BROKER_LOGGER_CONFIG
+	SourceGroup                Source = 8 // DYNAMIC_GROUP_CONFIG
 )
 
 // Layers are the places a config's value can come from, most specific
@@ -125,6 +126,44 @@ func WithTopicOverride(base Entry, value string) Entry {
 	syns = append(append(syns, top), base.Synonyms...)
 	top.Synonyms = syns
 	return top
+}
+
+// ResolveGroup finds the effective value of group config d for a group
+// with the given overrides, as Kafka's DescribeConfigs reports it: the
+// override (DYNAMIC_GROUP_CONFIG), then the key's broker synonym by level
+// (static in server.properties, else Kafka's default), or, for a key
+// without a broker synonym (share.auto.offset.reset), the group catalog's
+// default under the key's own name.
+func ResolveGroup(d *Def, overrides map[string]string, l Layers) Entry {
+	names := make([]string, len(d.Synonyms))
+	for i, s := range d.Synonyms {
+		names[i] = s.Name
+	}
+	syns := brokerSynonyms(names, l)
+	if len(syns) == 0 && !d.NoDefault {
+		v := d.Default
+		syns = []Entry{{Name: d.Name, Value: &v, Source: SourceDefault}}
+	}
+	if v, ok := overrides[d.Name]; ok {
+		syns = append([]Entry{{Name: d.Name, Value: &v, Source: SourceGroup}}, syns...)
+	}
+	e := Entry{Name: d.Name, Source: SourceDefault, Synonyms: syns}
+	if len(syns) > 0 {
+		e.Value, e.Source = syns[0].Value, syns[0].Source
+	}
+	return e
+}
+
+// GroupValues is the effective value of every group config for a group
+// with the given overrides.
+func GroupValues(overrides map[string]string, l Layers) map[string]string {
+	out := make(map[string]string, len(Groups.Defs()))
+	for _, d := range Groups.Defs() {
+		if e := ResolveGroup(d, overrides, l); e.Value != nil {
+			out[d.Name] = *e.Value
+		}
+	}
+	return out
 }
 
 // brokerSpellings are the keys that set the same broker setting in other

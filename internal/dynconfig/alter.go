@@ -52,7 +52,7 @@ type Requester struct {
 }
 
 // Alteration is a requested change to one stored config resource: a topic,
-// a broker, or (a broker named "") the cluster-wide default.
+// a broker, (a broker named "") the cluster-wide default, or a group.
 type Alteration struct {
 	Resource policy.ConfigResource
 	Ops      []Op
@@ -77,8 +77,11 @@ const maxAttempts = 10
 // in effect (its appliers have run).
 func (c *Configs) Alter(ctx context.Context, a Alteration) error {
 	kind := meta.TopicConfigs
-	if a.Resource.Type == policy.Broker {
+	switch a.Resource.Type {
+	case policy.Broker:
 		kind = meta.BrokerConfigs
+	case policy.Group:
+		kind = meta.GroupConfigs
 	}
 	for attempt := 1; ; attempt++ {
 		cur, version, err := c.store.ReadConfigs(ctx, kind, a.Resource.Name)
@@ -128,13 +131,18 @@ func setAgainKeys(ops []Op, cur, next map[string]string) []string {
 // checks (this broker's configs), then the policy. It returns the set to
 // store, passwords encrypted.
 func (c *Configs) validate(a Alteration, cur map[string]string) (map[string]string, error) {
-	catalog, word := config.Topics, "topic"
-	if a.Resource.Type == policy.Broker {
-		catalog, word = config.Brokers, "broker"
-	}
+	catalog, word := catalogOf(a.Resource.Type)
 	next, err := applyOps(cur, a.Ops, a.Replace, catalog)
 	if err != nil {
 		return nil, err
+	}
+	if a.Resource.Type == policy.Group {
+		// Kafka's GroupConfig.validate checks every name before any value.
+		for _, op := range a.Ops {
+			if _, set := next[op.Name]; set && catalog.Lookup(op.Name) == nil {
+				return nil, refuse(ErrInvalidConfig, "Unknown %s config name: %s", word, op.Name)
+			}
+		}
 	}
 	changed := map[string]*string{}
 	for _, op := range a.Ops {
@@ -157,6 +165,8 @@ func (c *Configs) validate(a Alteration, cur map[string]string) (map[string]stri
 	}
 	if a.Resource.Type == policy.Topic {
 		err = checkCompactionLags(next)
+	} else if a.Resource.Type == policy.Group {
+		err = c.checkGroup(next)
 	} else if c.ownBroker(a.Resource) {
 		// As Kafka's reconfiguration validation does: a change its
 		// appliers could not apply (a certificate that does not match its
@@ -182,6 +192,18 @@ func (c *Configs) validate(a Alteration, cur map[string]string) (map[string]stri
 		return nil, err
 	}
 	return next, nil
+}
+
+// catalogOf is the catalog of a stored config resource type, and the word
+// Kafka's messages name it by.
+func catalogOf(t policy.ResourceType) (*config.Catalog, string) {
+	switch t {
+	case policy.Broker:
+		return config.Brokers, "broker"
+	case policy.Group:
+		return config.Groups, "group"
+	}
+	return config.Topics, "topic"
 }
 
 // checkKey validates one key being set on r.

@@ -5,17 +5,13 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"kbroker/internal/config"
 	"kbroker/policy"
 )
 
 // auditChange logs every key an applied change altered, once, with who
 // changed it; sensitive values (and keys outside the catalog) are masked.
 func (c *Configs) auditChange(a Alteration, before, after map[string]string) {
-	catalog := config.Topics
-	if a.Resource.Type == policy.Broker {
-		catalog = config.Brokers
-	}
+	catalog, _ := catalogOf(a.Resource.Type)
 	for _, k := range ChangedKeys(before, after) {
 		old, hadOld := before[k]
 		cur, hasNew := after[k]
@@ -46,5 +42,8 @@ func OrNull(v string, ok bool) string {
 
 // ResourceTypeName is the audit log's name of a config resource type.
 func ResourceTypeName(t policy.ResourceType) string {
+	if t == policy.Group {
+		return "group" // Kafka's ConfigResource.Type.GROUP; kmsg spells it GROUP_CONFIG
+	}
 	return strings.ToLower(kmsg.ConfigResourceType(t).String())
 }

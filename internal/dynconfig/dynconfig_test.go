@@ -126,3 +126,32 @@ func TestUnappliedListsDynamicKeysWithoutAnApplier(t *testing.T) {
 		t.Errorf("with every applier registered, still unapplied: %v", u)
 	}
 }
+
+// TestGroupSettingsIsTheGroupsOverrideOverTheBrokers: ok only for a group
+// that overrides a consumer timing, the other one then the broker's; read
+// on every heartbeat, so it allocates nothing.
+func TestGroupSettingsIsTheGroupsOverrideOverTheBrokers(t *testing.T) {
+	c, _ := newConfigs(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	group := func(name string, ops ...dynconfig.Op) dynconfig.Alteration {
+		return dynconfig.Alteration{Resource: policy.ConfigResource{Type: policy.Group, Name: name}, Ops: ops}
+	}
+	if err := c.Alter(ctx, group("g", set("consumer.session.timeout.ms", "55000"), set("share.auto.offset.reset", "earliest"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Alter(ctx, group("share-only", set("share.auto.offset.reset", "earliest"))); err != nil {
+		t.Fatal(err)
+	}
+	if s, h, ok := c.GroupSettings("g"); !ok || s != 55*time.Second || h != 5*time.Second {
+		t.Fatalf("GroupSettings(g) = %v %v %v", s, h, ok)
+	}
+	for _, g := range []string{"share-only", "unknown"} {
+		if _, _, ok := c.GroupSettings(g); ok {
+			t.Errorf("GroupSettings(%s) ok without a consumer timing override", g)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { c.GroupSettings("g") }); n != 0 {
+		t.Errorf("GroupSettings allocates %v times per call", n)
+	}
+}

@@ -14,6 +14,10 @@ type ConfigKind string
 const (
 	TopicConfigs  ConfigKind = "topics"
 	BrokerConfigs ConfigKind = "brokers"
+	// GroupConfigs are a group's overrides (Kafka 4's GROUP config
+	// resource). They may exist for a group that does not (yet), as in
+	// Kafka, so nothing checks the group.
+	GroupConfigs ConfigKind = "groups"
 )
 
 func configKey(kind ConfigKind, name string) string {

@@ -14,6 +14,7 @@ import (
 //	config/topics/<topic>            a topic's config overrides (JSON object)
 //	config/brokers/<id>              a broker's dynamic configs
 //	config/brokers/<default>         the cluster-wide dynamic broker default
+//	config/groups/<group>            a group's config overrides (JSON object)
 //	config/users/..., clients/..., ips/...  client quota entities (quotas.go)
 //	acls/<type>/<pattern>/<name>     the ACLs of one resource pattern (acls.go)
 //	scram/<user>/<mechanism>         a SCRAM credential (scram.go)
@@ -27,6 +28,7 @@ const (
 	prefixTopics     = "topics/"
 	prefixTopicConf  = "config/topics/"
 	prefixBrokerConf = "config/brokers/"
+	prefixGroupConf  = "config/groups/"
 
 	// DefaultEntity is the name under which cluster-wide defaults are stored
 	// ("<default>" as in Kafka's ZooKeeper layout).

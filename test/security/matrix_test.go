@@ -300,6 +300,22 @@ func matrixCases(topicID [16]byte) map[string]matrixCase {
 			call: incrementalAlterConfigsCall(kmsg.ConfigResourceTypeBroker, "", "log.retention.ms", "86400000")},
 		"IncrementalAlterConfigs/topic": {key: kmsg.IncrementalAlterConfigs, refused: kerr.TopicAuthorizationFailed, grants: onTopic(kmsg.ACLOperationAlterConfigs),
 			call: incrementalAlterConfigsCall(kmsg.ConfigResourceTypeTopic, "t", "retention.ms", "7200000")},
+		// Group configs: GROUP DESCRIBE_CONFIGS / ALTER_CONFIGS on the group
+		// (which need not exist), GROUP_AUTHORIZATION_FAILED otherwise.
+		"DescribeConfigs/group": {key: kmsg.DescribeConfigs, refused: kerr.GroupAuthorizationFailed,
+			grants: func(string) []kmsg.CreateACLsRequestCreation {
+				return []kmsg.CreateACLsRequestCreation{acl(kmsg.ACLResourceTypeGroup, "g-cfg", kmsg.ACLOperationDescribeConfigs)}
+			},
+			call: describeConfigsCall(kmsg.ConfigResourceTypeGroupConfig, "g-cfg")},
+		"IncrementalAlterConfigs/group": {key: kmsg.IncrementalAlterConfigs, refused: kerr.GroupAuthorizationFailed,
+			grants: func(string) []kmsg.CreateACLsRequestCreation {
+				return []kmsg.CreateACLsRequestCreation{acl(kmsg.ACLResourceTypeGroup, "g-cfg", kmsg.ACLOperationAlterConfigs)}
+			},
+			call: incrementalAlterConfigsCall(kmsg.ConfigResourceTypeGroupConfig, "g-cfg", "consumer.session.timeout.ms", "50000")},
+		"ListConfigResources": {key: kmsg.ListConfigResources, refused: kerr.ClusterAuthorizationFailed, grants: onCluster(kmsg.ACLOperationDescribeConfigs),
+			call: func(t *testing.T, cl *kgo.Client, _ string) int16 {
+				return issue(t, cl, kmsg.NewPtrListConfigResourcesRequest()).(*kmsg.ListConfigResourcesResponse).ErrorCode
+			}},
 		"DescribeClientQuotas": {key: kmsg.DescribeClientQuotas, refused: kerr.ClusterAuthorizationFailed, grants: onCluster(kmsg.ACLOperationDescribeConfigs),
 			call: func(t *testing.T, cl *kgo.Client, _ string) int16 {
 				return issue(t, cl, kmsg.NewPtrDescribeClientQuotasRequest()).(*kmsg.DescribeClientQuotasResponse).ErrorCode
