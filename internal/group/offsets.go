@@ -68,6 +68,12 @@ func (s *shard) validateCommit(req *kmsg.OffsetCommitRequest) (*group, *kerr.Err
 		g = newGroup(req.Group, s.now())
 		return g, nil // added to the shard once the commit is written
 	}
+	if g.consumer != nil {
+		if e := g.consumer.validateCommit(req); e != nil {
+			return nil, e
+		}
+		return g, nil
+	}
 	switch {
 	case g.state == Dead:
 		return nil, kerr.CoordinatorNotAvailable
