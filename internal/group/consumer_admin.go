@@ -18,6 +18,11 @@ var consumerStates = []string{"Empty", "Assigning", "Reconciling", "Stable"}
 // ConsumerDescribe answers ConsumerGroupDescribe for one group: an
 // unknown group, or a classic one, is GROUP_ID_NOT_FOUND.
 func (c *Coordinator) ConsumerDescribe(ctx context.Context, groupID string) kmsg.ConsumerGroupDescribeResponseGroup {
+	if c.cfg.Consumer.Disabled {
+		d := kmsg.NewConsumerGroupDescribeResponseGroup()
+		d.Group, d.ErrorCode = groupID, kerr.UnsupportedVersion.Code
+		return d
+	}
 	d, _, errc := call(ctx, c, groupID, func(s *shard, done func(kmsg.ConsumerGroupDescribeResponseGroup)) {
 		done(s.consumerDescribe(groupID))
 	})

@@ -31,8 +31,15 @@ type ConsumerConfig struct {
 	MaxSize int
 	// Assignors are group.consumer.assignors; the first is the default.
 	Assignors []string
-	// MigrationPolicy is group.consumer.migration.policy, lower case.
+	// MigrationPolicy is group.consumer.migration.policy, lower case. It
+	// governs only the conversion of groups with members, which is not
+	// served: an empty group converts whatever it says (as in Kafka), a
+	// group with members never does (as in Kafka under "disabled").
 	MigrationPolicy string
+	// Disabled is set when group.coordinator.rebalance.protocols leaves
+	// out "consumer": the KIP-848 APIs answer UNSUPPORTED_VERSION, as
+	// Kafka's do.
+	Disabled bool
 }
 
 // consumerConfigFrom reads the KIP-848 settings.
@@ -65,6 +72,7 @@ func consumerConfigFrom(l config.Layers) ConsumerConfig {
 		MaxSize:              size,
 		Assignors:            assignors,
 		MigrationPolicy:      migrationPolicy(config.BrokerValue("group.consumer.migration.policy", l)),
+		Disabled:             !slices.Contains(config.SplitList(config.BrokerValue("group.coordinator.rebalance.protocols", l)), "consumer"),
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/config"
 	"kbroker/internal/group/assignor"
 	"kbroker/internal/meta"
 )
@@ -476,5 +477,93 @@ func TestConsumerGroupDescribe(t *testing.T) {
 	classic := h.c.Describe(context.Background(), 5, "g")
 	if classic.ProtocolType != "consumer" || classic.State != "Stable" || len(classic.Members) != 1 {
 		t.Fatalf("DescribeGroups of a consumer group: %+v", classic)
+	}
+}
+
+func TestConsumerConfigDefaults(t *testing.T) {
+	c := ConfigFrom(config.Layers{}).Consumer
+	if c.SessionTimeout != 45*time.Second || c.MinSessionTimeout != 45*time.Second || c.MaxSessionTimeout != 60*time.Second ||
+		c.HeartbeatInterval != 5*time.Second || c.MinHeartbeatInterval != 5*time.Second || c.MaxHeartbeatInterval != 15*time.Second ||
+		c.MaxSize != 1<<31-1 || !slices.Equal(c.Assignors, []string{"uniform", "range"}) || c.MigrationPolicy != "bidirectional" || c.Disabled {
+		t.Fatalf("defaults %+v differ from Kafka 4.0's", c)
+	}
+	c = ConfigFrom(config.Layers{Static: config.Properties{
+		"group.coordinator.rebalance.protocols": "classic",
+		"group.consumer.assignors":              "org.apache.kafka.coordinator.group.assignor.RangeAssignor",
+		"group.consumer.migration.policy":       "UPGRADE",
+	}}).Consumer
+	if !c.Disabled || !slices.Equal(c.Assignors, []string{"range"}) || c.MigrationPolicy != "upgrade" {
+		t.Fatalf("overrides read as %+v", c)
+	}
+	if migrationPolicy("sideways") != "disabled" {
+		t.Fatal("an unknown migration policy must disable migration, as Kafka parses it")
+	}
+}
+
+// A member that does not revoke within its rebalance timeout is fenced,
+// so its partitions can move on.
+func TestConsumerRebalanceTimeoutFencesUnrevokedMember(t *testing.T) {
+	h := newConsumerHarness(t)
+	h.topic("t", 2)
+	a := ok(t, h.hb(joinHB("g", "a", "t")))
+	all := assignedOf(a)
+	b := ok(t, h.hb(joinHB("g", "b", "t")))
+	a = ok(t, h.hb(beat("g", "a", 1, all))) // asked to revoke one
+	for i := 0; i < 13; i++ {               // 65 s: past the 60 s rebalance timeout, never past a session
+		h.advance(5 * time.Second)
+		if r := h.hb(beat("g", "a", 1, all)); r.ErrorCode != 0 {
+			if r.ErrorCode != kerr.UnknownMemberID.Code {
+				t.Fatalf("a: %v, want UNKNOWN_MEMBER_ID once fenced", kerr.ErrorForCode(r.ErrorCode))
+			}
+			b = ok(t, h.hb(beat("g", "b", b.MemberEpoch, assignor.Assignment{})))
+			if n := countPartitions(h.group("g").consumer.members["b"].assigned); n != 2 {
+				t.Fatalf("b has %d partitions after a was fenced, want 2", n)
+			}
+			return
+		}
+		b = ok(t, h.hb(beat("g", "b", b.MemberEpoch, assignor.Assignment{})))
+		if i < 11 && countPartitions(h.group("g").consumer.members["b"].assigned) != 0 {
+			t.Fatal("b was given a partition a has not revoked")
+		}
+	}
+	t.Fatal("a held a revoked partition past its rebalance timeout")
+}
+
+func TestConsumerGroupLimitsAndSettings(t *testing.T) {
+	h := newConsumerHarness(t)
+	h.topic("t", 1)
+	cfg := h.cfg
+	cfg.Consumer.MaxSize = 1
+	cfg.GroupSettings = func(id string) (time.Duration, time.Duration, bool) {
+		if id == "tuned" {
+			return 50 * time.Second, 7 * time.Second, true
+		}
+		return 0, 0, false
+	}
+	h.restart(cfg)
+	ok(t, h.hb(joinHB("g", "a", "t")))
+	if r := h.hb(joinHB("g", "b", "t")); r.ErrorCode != kerr.GroupMaxSizeReached.Code {
+		t.Fatalf("member over group.consumer.max.size: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	// A v0 join sends no member id: the coordinator makes one.
+	v0 := joinHB("tuned", "", "t")
+	v0.Version = 0
+	r := ok(t, h.hb(v0))
+	if r.MemberID == nil || *r.MemberID == "" || r.HeartbeatIntervalMillis != 7000 {
+		t.Fatalf("v0 join: member %v, interval %d; want a generated id and the group's 7000 ms", r.MemberID, r.HeartbeatIntervalMillis)
+	}
+	h.advance(46 * time.Second) // past the broker's 45 s, within the group's 50 s
+	if h.group("tuned").consumer.members[*r.MemberID] == nil {
+		t.Fatal("the group's own session timeout was not applied")
+	}
+}
+
+func TestConsumerGroupStatsByType(t *testing.T) {
+	h := newConsumerHarness(t)
+	h.topic("t", 1)
+	ok(t, h.hb(joinHB("g", "a", "t")))
+	st := h.c.Stats(context.Background())
+	if st.ConsumerGroups["Stable"] != 1 || st.Groups[Empty] != 0 {
+		t.Fatalf("stats: consumer %v, classic %v", st.ConsumerGroups, st.Groups)
 	}
 }

@@ -19,6 +19,9 @@ import (
 // static member leaving for now). describable filters the topics a regex
 // subscription may resolve to (the principal's TOPIC DESCRIBE).
 func (c *Coordinator) ConsumerHeartbeat(ctx context.Context, req *kmsg.ConsumerGroupHeartbeatRequest, from Client, describable func(topic string) bool) *kmsg.ConsumerGroupHeartbeatResponse {
+	if c.cfg.Consumer.Disabled {
+		return heartbeatError(req, kerr.UnsupportedVersion, "The new group coordinator does not support the consumer protocol.")
+	}
 	if e, msg := c.validateConsumerHeartbeat(req); e != nil {
 		return heartbeatError(req, e, msg)
 	}
@@ -268,7 +271,7 @@ func (s *shard) heartbeatMember(g *group, req *kmsg.ConsumerGroupHeartbeatReques
 	if req.InstanceID != nil {
 		owner, ok := cg.statics[*req.InstanceID]
 		switch {
-		case !ok || m == nil && owner == "":
+		case !ok:
 			return nil, false, nil, kerr.UnknownMemberID, "Instance id " + *req.InstanceID + " is unknown."
 		case owner != memberID:
 			return nil, false, nil, kerr.FencedInstanceID, "Instance id " + *req.InstanceID + " was fenced by member " + owner + "."

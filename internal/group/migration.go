@@ -27,13 +27,3 @@ func (s *shard) classicJoinToConsumerGroup(g *group) *kerr.Error {
 	}
 	return nil
 }
-
-// upgradeAllowed and downgradeAllowed read group.consumer.migration.policy
-// for the conversions of groups with members (Kafka's online migration).
-func (c ConsumerConfig) upgradeAllowed() bool {
-	return c.MigrationPolicy == "upgrade" || c.MigrationPolicy == "bidirectional"
-}
-
-func (c ConsumerConfig) downgradeAllowed() bool {
-	return c.MigrationPolicy == "downgrade" || c.MigrationPolicy == "bidirectional"
-}

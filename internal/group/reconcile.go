@@ -69,9 +69,6 @@ func (s *shard) nextAssignment(cg *consumerGroup, m *consumerMember) {
 		// The epoch stays: the member advances only once it has
 		// revoked, so it cannot commit for partitions it lost.
 		m.state, m.assigned, m.revoking = memberUnrevokedPartitions, dropEmpty(assigned), dropEmpty(revoking)
-		// Without new partitions the assignment of the previous epoch
-		// holds: a lost response does not fence the member.
-		m.previousEpoch = m.epoch
 		return
 	case unreleased:
 		m.state = memberUnreleasedPartitions
