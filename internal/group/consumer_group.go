@@ -541,3 +541,16 @@ func (cg *consumerGroup) validateCommit(req *kmsg.OffsetCommitRequest) *kerr.Err
 	}
 	return nil
 }
+
+// consumerSubscribedTopics are the topic names some member of a consumer
+// group subscribes to (by name or through its regex): their offsets are
+// in use, so OffsetDelete refuses them (GROUP_SUBSCRIBED_TO_TOPIC).
+func (s *shard) consumerSubscribedTopics(g *group) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range g.consumer.members {
+		for _, t := range s.memberTopics(g.consumer, m) {
+			out[t] = true
+		}
+	}
+	return out
+}

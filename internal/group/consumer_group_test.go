@@ -567,3 +567,23 @@ func TestConsumerGroupStatsByType(t *testing.T) {
 		t.Fatalf("stats: consumer %v, classic %v", st.ConsumerGroups, st.Groups)
 	}
 }
+
+// OffsetDelete refuses the topics a consumer group's members subscribe to.
+func TestConsumerGroupOffsetDeleteOfSubscribedTopic(t *testing.T) {
+	h := newConsumerHarness(t)
+	h.topic("t", 1)
+	h.topic("old", 1)
+	ok(t, h.hb(joinHB("g", "a", "t")))
+	h.do(func(s *shard) {
+		g := s.groups["g"]
+		g.setOffset("t", 0, committed{offset: 1, expireTime: -1})
+		g.setOffset("old", 0, committed{offset: 1, expireTime: -1})
+	})
+	topics, code := h.c.DeleteOffsets(context.Background(), "g", []FetchTopic{{Topic: "t", Partitions: []int32{0}}, {Topic: "old", Partitions: []int32{0}}})
+	if code != 0 || len(topics) != 2 {
+		t.Fatalf("OffsetDelete: %v %+v", kerr.ErrorForCode(code), topics)
+	}
+	if topics[0].Partitions[0].ErrorCode != kerr.GroupSubscribedToTopic.Code || topics[1].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("subscribed topic: %v, unsubscribed: %v", kerr.ErrorForCode(topics[0].Partitions[0].ErrorCode), kerr.ErrorForCode(topics[1].Partitions[0].ErrorCode))
+	}
+}

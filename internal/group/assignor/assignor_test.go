@@ -2,6 +2,7 @@ package assignor
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -148,5 +149,26 @@ func TestRangeCoPartitions(t *testing.T) {
 func TestNamed(t *testing.T) {
 	if Named("uniform").Name() != "uniform" || Named("range").Name() != "range" || Named("sticky") != nil {
 		t.Fatal("assignor names")
+	}
+}
+
+// A member joining a range group: the others keep what their new share
+// allows, and every partition still has one owner.
+func TestRangeIsSticky(t *testing.T) {
+	parts := map[TopicID]int32{tid(1): 6}
+	first := Range{}.Assign(members(2, tid(1)), parts)
+	ms := members(3, tid(1))
+	ms[0].Current, ms[1].Current = first["m00"], first["m01"]
+	second := Range{}.Assign(ms, parts)
+	checkComplete(t, second, parts)
+	for _, id := range []string{"m00", "m01"} {
+		if count(second[id]) != 2 {
+			t.Fatalf("%s has %v, want 2", id, second[id])
+		}
+		for _, p := range second[id][tid(1)] {
+			if !slices.Contains(first[id][tid(1)], p) {
+				t.Errorf("%s was moved to partition %d it did not have (had %v)", id, p, first[id])
+			}
+		}
 	}
 }

@@ -1,10 +1,14 @@
 package assignor
 
+import "slices"
+
 // Range is Kafka's `range` assignor: for each topic, the members that
-// subscribe to it, in member-id order, get contiguous ranges of its
-// partitions, the first ones one more when the count does not divide. Two
-// topics with as many partitions and subscribers are co-partitioned: the
-// same member gets partition p of both.
+// subscribe to it, in member-id order, get ranges of its partitions, the
+// first ones one more when the count does not divide; on a fresh group the
+// ranges are contiguous, so two topics with as many partitions and
+// subscribers are co-partitioned (the same member gets partition p of
+// both). Like Kafka's server-side range assignor it is sticky: a member
+// keeps the partitions it has, up to its share, and only the rest move.
 type Range struct{}
 
 func (Range) Name() string { return "range" }
@@ -16,13 +20,10 @@ func (Range) Assign(members []Member, partitions map[TopicID]int32) map[string]A
 		owned[m.ID] = nil
 	}
 	for _, t := range sortedTopics(partitions) {
-		var subs []string
+		var subs []Member
 		for _, m := range members {
-			for _, mt := range m.Topics {
-				if mt == t {
-					subs = append(subs, m.ID)
-					break
-				}
+			if slices.Contains(m.Topics, t) {
+				subs = append(subs, m)
 			}
 		}
 		if len(subs) == 0 {
@@ -30,16 +31,39 @@ func (Range) Assign(members []Member, partitions map[TopicID]int32) map[string]A
 		}
 		n := partitions[t]
 		per, extra := n/int32(len(subs)), n%int32(len(subs))
-		next := int32(0)
-		for i, id := range subs {
-			count := per
+		quota := make([]int32, len(subs))
+		for i := range subs {
+			quota[i] = per
 			if int32(i) < extra {
-				count++
+				quota[i]++
 			}
-			for p := next; p < next+count; p++ {
-				owned[id] = append(owned[id], topicPartition{t, p})
+		}
+		taken := make([]bool, n)
+		got := make([][]int32, len(subs))
+		// Kept first: what a member has, up to its quota.
+		for i, m := range subs {
+			for _, p := range m.Current[t] {
+				if p < n && !taken[p] && int32(len(got[i])) < quota[i] {
+					taken[p] = true
+					got[i] = append(got[i], p)
+				}
 			}
-			next += count
+		}
+		// The rest in order, each member filled up to its quota.
+		next := int32(0)
+		for i := range subs {
+			for int32(len(got[i])) < quota[i] {
+				for taken[next] {
+					next++
+				}
+				taken[next] = true
+				got[i] = append(got[i], next)
+			}
+		}
+		for i, m := range subs {
+			for _, p := range got[i] {
+				owned[m.ID] = append(owned[m.ID], topicPartition{t, p})
+			}
 		}
 	}
 	return build(owned)
