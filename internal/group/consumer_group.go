@@ -358,13 +358,19 @@ func (s *shard) resolveRegexes(g *group, snap *meta.Snapshot) (records []coordin
 		if err != nil {
 			continue // refused when the member sent it
 		}
+		if _, resolved := cg.regexes[re]; resolved && !slices.ContainsFunc(members, func(m *consumerMember) bool { return m.describable != nil }) {
+			// Read back after a restart, no member of this regex has
+			// heartbeated yet: whose topics it may see is unknown, so
+			// the persisted result stands until one does.
+			continue
+		}
 		var topics []string
 		for name := range snap.TopicNames() {
 			if !compiled.MatchString(name) {
 				continue
 			}
 			for _, m := range members {
-				if m.describable == nil || m.describable(name) {
+				if m.describable != nil && m.describable(name) {
 					topics = append(topics, name)
 					break
 				}
