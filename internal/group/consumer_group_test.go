@@ -587,3 +587,39 @@ func TestConsumerGroupOffsetDeleteOfSubscribedTopic(t *testing.T) {
 		t.Fatalf("subscribed topic: %v, unsubscribed: %v", kerr.ErrorForCode(topics[0].Partitions[0].ErrorCode), kerr.ErrorForCode(topics[1].Partitions[0].ErrorCode))
 	}
 }
+
+// A deleted topic leaves the assignment at the next heartbeat: the group
+// epoch moves, and the member is asked to revoke its partitions.
+func TestConsumerTopicDeletionBumpsEpoch(t *testing.T) {
+	h := newConsumerHarness(t)
+	keep := h.topic("keep", 1)
+	h.topic("gone", 2)
+	a := ok(t, h.hb(joinHB("g", "a", "keep", "gone")))
+	if countPartitions(assignedOf(a)) != 3 {
+		t.Fatalf("assigned %v, want 3 partitions", assignedOf(a))
+	}
+	if err := h.store.DeleteTopic(context.Background(), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	a = ok(t, h.hb(beat("g", "a", 1, assignedOf(a))))
+	got := assignedOf(a)
+	if h.group("g").consumer.epoch != 2 || countPartitions(got) != 1 || len(got[keep]) != 1 {
+		t.Fatalf("after deleting a topic: epoch %d, assigned %v; want epoch 2 and keep's partition only", h.group("g").consumer.epoch, got)
+	}
+}
+
+// A heartbeat that changes nothing writes nothing: a steady group costs
+// __consumer_offsets no appends.
+func TestConsumerKeepAliveWritesNothing(t *testing.T) {
+	h := newConsumerHarness(t)
+	h.topic("t", 1)
+	a := ok(t, h.hb(joinHB("g", "a", "t")))
+	before := h.log.HighWatermark()
+	for range 5 {
+		ok(t, h.hb(beat("g", "a", a.MemberEpoch, nil)))
+		ok(t, h.hb(beat("g", "a", a.MemberEpoch, assignedOf(a))))
+	}
+	if after := h.log.HighWatermark(); after != before {
+		t.Fatalf("keep-alive heartbeats appended %d records", after-before)
+	}
+}
