@@ -623,3 +623,22 @@ func TestConsumerKeepAliveWritesNothing(t *testing.T) {
 		t.Fatalf("keep-alive heartbeats appended %d records", after-before)
 	}
 }
+
+// A fenced static member rejoins under its own member id and instance:
+// it is the same instance, not a second one.
+func TestConsumerStaticMemberRejoinsUnderItsID(t *testing.T) {
+	h := newConsumerHarness(t)
+	h.topic("t", 1)
+	inst := "i"
+	j := joinHB("g", "a", "t")
+	j.InstanceID = &inst
+	ok(t, h.hb(j))
+	fenced := beat("g", "a", 5, nil)
+	fenced.InstanceID = &inst
+	if r := h.hb(fenced); r.ErrorCode != kerr.FencedMemberEpoch.Code {
+		t.Fatalf("%v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	if r := ok(t, h.hb(j)); countPartitions(assignedOf(r)) != 1 {
+		t.Fatalf("rejoined static member got %v", assignedOf(r))
+	}
+}

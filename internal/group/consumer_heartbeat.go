@@ -259,12 +259,7 @@ func (s *shard) heartbeatMember(g *group, req *kmsg.ConsumerGroupHeartbeatReques
 			return s.joinStatic(g, req, memberID)
 		}
 		if m = cg.members[memberID]; m != nil {
-			// A member rejoining under its id (after a fencing, or to
-			// start over): it owns nothing now, per its empty owned
-			// list, and is reconciled from there.
-			m.epoch, m.previousEpoch, m.state = 0, 0, memberStable
-			m.assigned, m.revoking = assignor.Assignment{}, assignor.Assignment{}
-			return m, true, nil, nil, ""
+			return rejoinInPlace(m), true, nil, nil, ""
 		}
 		if len(cg.members) >= s.cfg.Consumer.MaxSize {
 			return nil, false, nil, kerr.GroupMaxSizeReached, "The consumer group has reached its maximum capacity of " + itoa(s.cfg.Consumer.MaxSize) + " members."
@@ -305,6 +300,11 @@ func (s *shard) joinStatic(g *group, req *kmsg.ConsumerGroupHeartbeatRequest, me
 	cg := g.consumer
 	instance := *req.InstanceID
 	oldID, ok := cg.statics[instance]
+	if old := cg.members[oldID]; ok && oldID == memberID && old != nil && old.epoch != leaveStaticEpoch {
+		// The active member itself rejoining (a fenced member keeps
+		// its id, KIP-1082): not a second instance.
+		return rejoinInPlace(old), true, nil, nil, ""
+	}
 	if !ok {
 		if cg.members[memberID] == nil && len(cg.members) >= s.cfg.Consumer.MaxSize {
 			return nil, false, nil, kerr.GroupMaxSizeReached, "The consumer group has reached its maximum capacity of " + itoa(s.cfg.Consumer.MaxSize) + " members."
@@ -463,3 +463,14 @@ func (s *shard) fence(g *group, m *consumerMember, why string) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// rejoinInPlace resets a member rejoining under its own id (after a
+// fencing, or to start over): it owns nothing now, per its empty owned
+// list, and is reconciled from there.
+func rejoinInPlace(m *consumerMember) *consumerMember {
+	m.epoch, m.previousEpoch, m.state = 0, 0, memberStable
+	m.assigned, m.revoking = assignor.Assignment{}, assignor.Assignment{}
+	m.rebalanceTimer.Stop()
+	m.rebalanceTimer = nil
+	return m
+}
