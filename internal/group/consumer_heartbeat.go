@@ -59,10 +59,9 @@ func (c *Coordinator) validateConsumerHeartbeat(req *kmsg.ConsumerGroupHeartbeat
 		return kerr.InvalidRequest, "RackId can't be empty."
 	case req.MemberEpoch < leaveStaticEpoch:
 		return kerr.InvalidRequest, "MemberEpoch is invalid."
-	case req.MemberEpoch > 0 || req.MemberEpoch == -1 || req.Version >= 1:
-		if req.MemberID == "" {
-			return kerr.InvalidRequest, "MemberId can't be empty."
-		}
+	case req.MemberID == "" && (req.MemberEpoch != 0 || req.Version >= 1):
+		// v0 lets a joining member leave its id to the coordinator.
+		return kerr.InvalidRequest, "MemberId can't be empty."
 	}
 	switch req.MemberEpoch {
 	case 0:
