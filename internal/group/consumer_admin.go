@@ -131,3 +131,40 @@ func (s *shard) describeConsumerAsClassic(g *group, d kmsg.DescribeGroupsRespons
 	}
 	return d
 }
+
+// ValidateFetchMember is Kafka's ConsumerGroup.validateOffsetFetch for an
+// OffsetFetch v9+ group that names a member (MemberID, MemberEpoch): in a
+// consumer group the member must exist (UNKNOWN_MEMBER_ID) at that epoch
+// (STALE_MEMBER_EPOCH if older, FENCED_MEMBER_EPOCH if newer). A fetch
+// without a member (epoch < 0), or of a classic group, passes: 0.
+func (c *Coordinator) ValidateFetchMember(ctx context.Context, groupID string, memberID *string, memberEpoch int32) int16 {
+	if memberEpoch < 0 && (memberID == nil || *memberID == "") {
+		return 0
+	}
+	id := ""
+	if memberID != nil {
+		id = *memberID
+	}
+	code, _, errc := call(ctx, c, groupID, func(s *shard, done func(int16)) {
+		g := s.groups[groupID]
+		if g == nil || g.consumer == nil {
+			done(0)
+			return
+		}
+		m := g.consumer.members[id]
+		switch {
+		case m == nil:
+			done(kerr.UnknownMemberID.Code)
+		case memberEpoch > m.epoch:
+			done(kerr.FencedMemberEpoch.Code)
+		case memberEpoch < m.epoch:
+			done(kerr.StaleMemberEpoch.Code)
+		default:
+			done(0)
+		}
+	})
+	if errc != nil {
+		return errc.Code
+	}
+	return code
+}

@@ -642,3 +642,25 @@ func TestConsumerStaticMemberRejoinsUnderItsID(t *testing.T) {
 		t.Fatalf("rejoined static member got %v", assignedOf(r))
 	}
 }
+
+func TestConsumerOffsetFetchMemberEpoch(t *testing.T) {
+	h := newConsumerHarness(t)
+	h.topic("t", 1)
+	ok(t, h.hb(joinHB("g", "a", "t")))
+	id := func(s string) *string { return &s }
+	for _, tc := range []struct {
+		member *string
+		epoch  int32
+		want   int16
+	}{
+		{nil, -1, 0},
+		{id("a"), 1, 0},
+		{id("a"), 0, kerr.StaleMemberEpoch.Code},
+		{id("a"), 2, kerr.FencedMemberEpoch.Code},
+		{id("zz"), 1, kerr.UnknownMemberID.Code},
+	} {
+		if got := h.c.ValidateFetchMember(context.Background(), "g", tc.member, tc.epoch); got != tc.want {
+			t.Errorf("member %v epoch %d: %v, want %v", tc.member, tc.epoch, kerr.ErrorForCode(got), kerr.ErrorForCode(tc.want))
+		}
+	}
+}
