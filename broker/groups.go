@@ -18,7 +18,11 @@ import (
 // it leads at start, and as leadership arrives or leaves with metadata
 // changes.
 func (b *Broker) startGroups(parts *replica.Partitions) *group.Coordinator {
-	g := group.New(group.ConfigFrom(config.Layers{Static: b.cfg.Props}), coordinator.RealClock{}, b.loggers.Logger("kbroker.group"))
+	cfg := group.ConfigFrom(config.Layers{Static: b.cfg.Props})
+	// Consumer groups (KIP-848) resolve their subscriptions against the
+	// metadata as it is when they heartbeat.
+	cfg.Metadata = b.store.Snapshot
+	g := group.New(cfg, coordinator.RealClock{}, b.loggers.Logger("kbroker.group"))
 	open := func(snap *meta.Snapshot, t *meta.Topic, p int32) (coordinator.Log, error) {
 		return parts.Log(snap, t, p)
 	}
@@ -64,6 +68,9 @@ func (b *Broker) watchGroups(g *group.Coordinator) {
 			out := metrics.GroupStats{Rebalances: st.Rebalances, CommitsOK: st.CommitsOK, CommitsFailed: st.CommitsFailed}
 			for state, n := range st.Groups {
 				out.Groups = append(out.Groups, metrics.GroupCount{State: state.String(), Type: "classic", Groups: n})
+			}
+			for state, n := range st.ConsumerGroups {
+				out.Groups = append(out.Groups, metrics.GroupCount{State: state, Type: "consumer", Groups: n})
 			}
 			out.Offsets = make([]metrics.GroupOffset, len(st.Offsets))
 			for i, o := range st.Offsets {

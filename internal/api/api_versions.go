@@ -9,8 +9,8 @@ package api
 // (KIP-511). v3+ carries the client's software name and version, which must
 // match Kafka's pattern. v5 (KIP-1242) lets a client say which cluster and
 // node it believes it reached; a mismatch answers REBOOTSTRAP_REQUIRED.
-// Feature flags (KIP-584) are not advertised: kbroker has no finalized
-// features.
+// Feature levels (KIP-584, v3+) are in features.go: group.version 1, as
+// Kafka 4 finalizes it for the KIP-848 consumer protocol.
 
 import (
 	"context"
@@ -44,6 +44,9 @@ func handleApiVersions(ctx context.Context, s *Server, c *wire.Conn, r *wire.Req
 		if req.Version >= 3 {
 			c.ClientSoftwareName, c.ClientSoftwareVersion = req.ClientSoftwareName, req.ClientSoftwareVersion
 		}
+	}
+	if req.Version >= 3 && resp.ErrorCode == 0 {
+		setFeatures(resp)
 	}
 	return resp, nil
 }

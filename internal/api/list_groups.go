@@ -4,7 +4,7 @@ package api
 //
 // The groups this broker coordinates: all of them with CLUSTER DESCRIBE,
 // otherwise those the principal may DESCRIBE (silently filtered). v4
-// filters by state (KIP-518), v5 by type (every group here is "classic").
+// filters by state (KIP-518), v5 by type ("classic" or "consumer").
 // A coordinator still loading is reported as COORDINATOR_LOAD_IN_PROGRESS
 // beside the groups of the others.
 
@@ -36,7 +36,7 @@ func handleListGroups(ctx context.Context, s *Server, c *wire.Conn, r *wire.Requ
 			continue
 		}
 		lg := kmsg.NewListGroupsResponseGroup()
-		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.Group, g.ProtocolType, g.State, "classic"
+		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.Group, g.ProtocolType, g.State, g.Type
 		resp.Groups = append(resp.Groups, lg)
 	}
 	return resp, nil

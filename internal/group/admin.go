@@ -36,6 +36,9 @@ func (s *shard) describe(version int16, groupID string) kmsg.DescribeGroupsRespo
 		}
 		return d
 	}
+	if g.consumer != nil {
+		return s.describeConsumerAsClassic(g, d)
+	}
 	d.State, d.ProtocolType = g.state.String(), g.protocolType
 	// The protocol and each member's metadata and assignment mean
 	// something only once the generation's assignment is in place.
@@ -58,6 +61,8 @@ func (s *shard) describe(version int16, groupID string) kmsg.DescribeGroupsRespo
 // Listed is a group as ListGroups reports it.
 type Listed struct {
 	Group, ProtocolType, State string
+	// Type is "classic" or "consumer" (KIP-848).
+	Type string
 }
 
 // List returns the groups of every loaded shard whose state (v4+,
@@ -65,9 +70,6 @@ type Listed struct {
 // all. loading reports a shard still replaying, whose groups are missing
 // (COORDINATOR_LOAD_IN_PROGRESS).
 func (c *Coordinator) List(ctx context.Context, states, types []string) (groups []Listed, loading bool) {
-	if len(types) > 0 && !containsFold(types, "classic") {
-		return nil, false // every group here is a classic group
-	}
 	for _, rs := range c.rt.Shards() {
 		if !rs.Loaded() {
 			loading = true
@@ -76,10 +78,14 @@ func (c *Coordinator) List(ctx context.Context, states, types []string) (groups 
 		part, _, errc := runOn(ctx, rs, func(s *shard, done func([]Listed)) {
 			var out []Listed
 			for _, g := range s.groups {
-				if len(states) > 0 && !containsFold(states, g.state.String()) {
+				l := Listed{Group: g.id, ProtocolType: g.protocolType, State: g.state.String(), Type: "classic"}
+				if g.consumer != nil {
+					l.State, l.Type = g.consumer.state(), "consumer"
+				}
+				if len(states) > 0 && !containsFold(states, l.State) || len(types) > 0 && !containsFold(types, l.Type) {
 					continue
 				}
-				out = append(out, Listed{Group: g.id, ProtocolType: g.protocolType, State: g.state.String()})
+				out = append(out, l)
 			}
 			done(out)
 		})
@@ -117,10 +123,13 @@ func (s *shard) delete(groupID string) int16 {
 	switch {
 	case g == nil || g.state == Dead:
 		return kerr.GroupIDNotFound.Code
-	case g.state != Empty:
+	case g.state != Empty || g.consumer.active():
 		return kerr.NonEmptyGroup.Code
 	}
 	var records []coordinator.Record
+	if g.consumer != nil {
+		records = append(records, consumerGroupTombstones(groupID)...)
+	}
 	for t, ps := range g.offsets {
 		for p := range ps {
 			records = append(records, offsetTombstone(groupID, t, p))

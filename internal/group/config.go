@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"kbroker/internal/config"
+	"kbroker/internal/meta"
 )
 
 // Topic is the internal topic holding groups and committed offsets.
@@ -27,6 +28,15 @@ type Config struct {
 	// OffsetsRetention is offsets.retention.minutes; RetentionCheck is
 	// offsets.retention.check.interval.ms (0: never checked).
 	OffsetsRetention, RetentionCheck time.Duration
+	// Consumer holds the KIP-848 consumer group settings.
+	Consumer ConsumerConfig
+	// Metadata returns the broker's metadata now, from which consumer
+	// groups resolve their subscribed topics (nil: no topics).
+	Metadata func() *meta.Snapshot
+	// GroupSettings returns a group's own session timeout and heartbeat
+	// interval (its group configs, KIP-848), consulted on every
+	// ConsumerGroupHeartbeat; nil, or !ok, means the broker defaults.
+	GroupSettings func(groupID string) (sessionTimeout, heartbeatInterval time.Duration, ok bool)
 }
 
 // newMemberJoinTimeout is how long a brand-new member's parked JoinGroup
@@ -48,6 +58,7 @@ func ConfigFrom(l config.Layers) Config {
 		MaxMetadataBytes:      int(num("offset.metadata.max.bytes")),
 		OffsetsRetention:      time.Duration(num("offsets.retention.minutes")) * time.Minute,
 		RetentionCheck:        ms("offsets.retention.check.interval.ms"),
+		Consumer:              consumerConfigFrom(l),
 	}
 }
 

@@ -10,8 +10,12 @@
 // partition before the request is answered, and is replayed from it when
 // the shard loads.
 //
-// Offsets expire as KIP-211 says (retention.go). Not here yet: KIP-848
-// consumer groups, group configs, transactional offset commits
-// (RequireStable is accepted and, with no transactions, has nothing to
-// wait for).
+// Offsets expire as KIP-211 says (retention.go). KIP-848 consumer groups
+// (ConsumerGroupHeartbeat, server-side assignors in assignor/) hang off the
+// same group entry (consumer_group.go, consumer_heartbeat.go, reconcile.go)
+// and persist with Kafka's own consumer-group record types
+// (consumer_records.go). Not here yet: classic members inside a consumer
+// group (online migration of groups with members), group configs,
+// transactional offset commits (RequireStable is accepted and, with no
+// transactions, has nothing to wait for).
 package group

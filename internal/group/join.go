@@ -91,6 +91,12 @@ func (s *shard) join(req *kmsg.JoinGroupRequest, from Client, reply func(*kmsg.J
 		}
 		s.groups[req.Group] = g
 	}
+	if g.consumer != nil {
+		if e := s.classicJoinToConsumerGroup(g); e != nil {
+			fail(e)
+			return
+		}
+	}
 	if !s.acceptsJoiningMember(g, req.MemberID) {
 		fail(kerr.GroupMaxSizeReached)
 		return

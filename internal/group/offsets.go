@@ -68,6 +68,12 @@ func (s *shard) validateCommit(req *kmsg.OffsetCommitRequest) (*group, *kerr.Err
 		g = newGroup(req.Group, s.now())
 		return g, nil // added to the shard once the commit is written
 	}
+	if g.consumer != nil {
+		if e := g.consumer.validateCommit(req); e != nil {
+			return nil, e
+		}
+		return g, nil
+	}
 	switch {
 	case g.state == Dead:
 		return nil, kerr.CoordinatorNotAvailable
@@ -242,7 +248,11 @@ func (s *shard) deleteOffsets(groupID string, topics []FetchTopic) deleteOffsets
 	// lose offsets while it has members: those of topics nobody
 	// subscribes to.
 	subscribed, known := g.subscribedTopics()
-	if len(g.members) > 0 && !known {
+	hasMembers := len(g.members) > 0
+	if g.consumer.active() {
+		subscribed, known, hasMembers = s.consumerSubscribedTopics(g), true, true
+	}
+	if hasMembers && !known {
 		return deleteOffsetsResult{code: kerr.NonEmptyGroup.Code}
 	}
 	var out []kmsg.OffsetDeleteResponseTopic
@@ -256,7 +266,7 @@ func (s *shard) deleteOffsets(groupID string, topics []FetchTopic) deleteOffsets
 			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
 			rp.Partition = p
 			switch {
-			case len(g.members) > 0 && subscribed[t.Topic]:
+			case hasMembers && subscribed[t.Topic]:
 				rp.ErrorCode = kerr.GroupSubscribedToTopic.Code
 			default:
 				if _, ok := g.offsets[t.Topic][p]; ok {

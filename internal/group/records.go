@@ -110,8 +110,12 @@ func (s *shard) replay(r coordinator.Record) error {
 			return fmt.Errorf("group: group metadata key: %w", err)
 		}
 		return s.replayGroup(k.Group, r.Value)
+	case keyConsumerGroupMetadata, keyConsumerGroupPartitionMeta, keyConsumerGroupMemberMetadata,
+		keyConsumerGroupTargetMetadata, keyConsumerGroupTargetMember, keyConsumerGroupCurrentAssigment,
+		keyConsumerGroupRegex:
+		return s.replayConsumer(version, r.Key, r.Value)
 	default:
-		return nil // KIP-848 and share-group records: not served yet
+		return nil // share-group and streams records: not served
 	}
 }
 

@@ -27,6 +27,9 @@ func (s *shard) scheduleRetention() {
 func (s *shard) expireOffsets() {
 	now := s.now()
 	for _, g := range s.groups {
+		if g.consumer.active() {
+			continue // a consumer group with members keeps its offsets
+		}
 		var expired []FetchTopic
 		var records []coordinator.Record
 		subscribed, known := g.subscribedTopics()
@@ -93,7 +96,7 @@ func countOffsets(g *group) int {
 // empty for the retention time (a group whose members joined but never
 // committed).
 func (s *shard) dropIfUnused(g *group, now time.Time) {
-	if g.state != Empty || len(g.offsets) > 0 || len(g.pending) > 0 ||
+	if g.state != Empty || g.consumer.active() || len(g.offsets) > 0 || len(g.pending) > 0 ||
 		now.Sub(g.stateTime) < s.cfg.OffsetsRetention {
 		return
 	}

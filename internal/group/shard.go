@@ -41,6 +41,7 @@ func (s *shard) Loaded() {
 		for _, m := range g.members {
 			s.scheduleHeartbeat(g, m)
 		}
+		s.loadedConsumer(g)
 		if g.rebalanceOnLoad {
 			g.rebalanceOnLoad = false
 			s.prepareRebalance(g)
@@ -66,6 +67,12 @@ func (s *shard) Unloaded() {
 		}
 		g.joinTimer.Stop()
 		g.syncTimer.Stop()
+		if g.consumer != nil {
+			for _, m := range g.consumer.members {
+				m.sessionTimer.Stop()
+				m.rebalanceTimer.Stop()
+			}
+		}
 		for _, t := range g.pending {
 			t.Stop()
 		}

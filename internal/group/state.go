@@ -120,6 +120,9 @@ type group struct {
 	// rebalanceOnLoad is set when the last record read back was written
 	// mid-rebalance: the group rebalances once loaded.
 	rebalanceOnLoad bool
+	// consumer is set for a KIP-848 consumer group (consumer_group.go):
+	// then the classic fields above stay unused, but for the offsets.
+	consumer *consumerGroup
 }
 
 func newGroup(id string, now time.Time) *group {

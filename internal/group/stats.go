@@ -14,6 +14,9 @@ type Stats struct {
 	// Groups counts the groups by state; every state a live group can be
 	// in is present, zero or not, so a scrape shows a state emptying.
 	Groups map[State]int
+	// ConsumerGroups counts the KIP-848 consumer groups by state (Empty,
+	// Assigning, Reconciling, Stable), every state present.
+	ConsumerGroups map[string]int
 	// Offsets are the committed offsets of every group, sorted by group,
 	// topic and partition so that a cap on them keeps the same series from
 	// one scrape to the next.
@@ -60,8 +63,9 @@ func (c *counters) countCommit(resp []kmsg.OffsetCommitResponseTopic) {
 
 // shardStats is one shard's part of Stats.
 type shardStats struct {
-	groups  map[State]int
-	offsets []CommittedOffset
+	groups         map[State]int
+	consumerGroups map[string]int
+	offsets        []CommittedOffset
 }
 
 // Stats copies the groups and committed offsets of every loaded shard. The
@@ -78,6 +82,10 @@ func (c *Coordinator) Stats(ctx context.Context) Stats {
 	}
 	for _, s := range liveStates {
 		st.Groups[s] = 0
+	}
+	st.ConsumerGroups = map[string]int{}
+	for _, s := range consumerStates {
+		st.ConsumerGroups[s] = 0
 	}
 	shards := c.rt.Shards()
 	// Buffered for every shard, so that one answering after ctx ended
@@ -104,6 +112,9 @@ collect:
 			for state, n := range part.groups {
 				st.Groups[state] += n
 			}
+			for state, n := range part.consumerGroups {
+				st.ConsumerGroups[state] += n
+			}
 			st.Offsets = append(st.Offsets, part.offsets...)
 		case <-ctx.Done():
 			break collect
@@ -123,9 +134,13 @@ collect:
 }
 
 func (s *shard) stats() shardStats {
-	out := shardStats{groups: map[State]int{}}
+	out := shardStats{groups: map[State]int{}, consumerGroups: map[string]int{}}
 	for _, g := range s.groups {
-		out.groups[g.state]++
+		if g.consumer != nil {
+			out.consumerGroups[g.consumer.state()]++
+		} else {
+			out.groups[g.state]++
+		}
 		for topic, ps := range g.offsets {
 			for p, c := range ps {
 				out.offsets = append(out.offsets, CommittedOffset{Group: g.id, Topic: topic, Partition: p, Offset: c.offset})

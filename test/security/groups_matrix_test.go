@@ -147,6 +147,21 @@ func groupMatrixCases(t *testing.T, admin *kgo.Client) map[string]matrixCase {
 				}
 				return resp.ErrorCode
 			}},
+		"ConsumerGroupHeartbeat": {key: kmsg.ConsumerGroupHeartbeat, refused: kerr.GroupAuthorizationFailed, grants: groupGrant(kmsg.ACLOperationRead),
+			call: ready(func(t *testing.T, cl *kgo.Client, name string) int16 {
+				return consumerJoin(t, cl, name, "member-"+name, nil).ErrorCode
+			})},
+		"ConsumerGroupDescribe": {key: kmsg.ConsumerGroupDescribe, refused: kerr.GroupAuthorizationFailed, grants: groupGrant(kmsg.ACLOperationDescribe),
+			setup: func(t *testing.T, admin *kgo.Client, name string) {
+				if code := untilReady(t, func() int16 { return consumerJoin(t, admin, name, "admin-"+name, nil).ErrorCode }); code != 0 {
+					t.Fatalf("admin join of %s: %v", name, kerr.ErrorForCode(code))
+				}
+			},
+			call: ready(func(t *testing.T, cl *kgo.Client, name string) int16 {
+				req := kmsg.NewPtrConsumerGroupDescribeRequest()
+				req.Groups = []string{name}
+				return issue(t, cl, req).(*kmsg.ConsumerGroupDescribeResponse).Groups[0].ErrorCode
+			})},
 		"OffsetCommit": {key: kmsg.OffsetCommit, refused: kerr.GroupAuthorizationFailed, grants: groupGrant(kmsg.ACLOperationRead, kmsg.ACLOperationRead),
 			call: ready(func(t *testing.T, cl *kgo.Client, name string) int16 { return simpleCommit(t, cl, name) })},
 		"OffsetFetch": {key: kmsg.OffsetFetch, refused: kerr.GroupAuthorizationFailed, grants: groupGrant(kmsg.ACLOperationDescribe, kmsg.ACLOperationDescribe),
@@ -221,5 +236,62 @@ func groupMatrixCases(t *testing.T, admin *kgo.Client) map[string]matrixCase {
 				}
 				return resp.ErrorCode
 			})},
+	}
+}
+
+// consumerJoin is a KIP-848 join (ConsumerGroupHeartbeat v1, epoch 0) of
+// member subscribing to topic "t", or to regex when set.
+func consumerJoin(t *testing.T, cl *kgo.Client, group, member string, regex *string) *kmsg.ConsumerGroupHeartbeatResponse {
+	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	req.Version = 1
+	req.Group, req.MemberID, req.MemberEpoch, req.RebalanceTimeoutMillis = group, member, 0, 30000
+	req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	if regex != nil {
+		req.SubscribedTopicRegex = regex
+	} else {
+		req.SubscribedTopicNames = []string{"t"}
+	}
+	return issue(t, cl, req).(*kmsg.ConsumerGroupHeartbeatResponse)
+}
+
+// A regex subscription resolves only to the topics the member's principal
+// may DESCRIBE: alice with GROUP READ alone is assigned nothing of "t";
+// with TOPIC DESCRIBE on it she gets its partition.
+func TestConsumerGroupRegexNeedsTopicDescribe(t *testing.T) {
+	addr := start(t, secured(nil)).Addr()
+	admin := client(t, addr, scram256("admin", adminPass))
+	if _, err := adminClientOf(admin).CreateTopic(ctxT(t), 1, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	// The first lookup creates __consumer_offsets.
+	if code := untilReady(t, func() int16 { return findCoordinator(t, admin, "g-nodescribe") }); code != 0 {
+		t.Fatalf("FindCoordinator: %v", kerr.ErrorForCode(code))
+	}
+	alice := client(t, addr, scram256("alice", alicePass))
+	regex := "t"
+	assigned := func(group string) int {
+		var resp *kmsg.ConsumerGroupHeartbeatResponse
+		code := untilReady(t, func() int16 { resp = consumerJoin(t, alice, group, "alice-"+group, &regex); return resp.ErrorCode })
+		if code != 0 {
+			t.Fatalf("join of %s: %v", group, kerr.ErrorForCode(code))
+		}
+		n := 0
+		if resp.Assignment != nil {
+			for _, tp := range resp.Assignment.Topics {
+				n += len(tp.Partitions)
+			}
+		}
+		return n
+	}
+	createACLs := func(acls ...kmsg.CreateACLsRequestCreation) {
+		grantAlice(t, admin, matrixCase{grants: func(string) []kmsg.CreateACLsRequestCreation { return acls }}, "", false)
+	}
+	createACLs(groupACL("g-nodescribe", kmsg.ACLOperationRead), groupACL("g-describe", kmsg.ACLOperationRead))
+	if n := assigned("g-nodescribe"); n != 0 {
+		t.Fatalf("alice without TOPIC DESCRIBE was assigned %d partitions of t", n)
+	}
+	createACLs(acl(kmsg.ACLResourceTypeTopic, "t", kmsg.ACLOperationDescribe))
+	if n := assigned("g-describe"); n != 1 {
+		t.Fatalf("alice with TOPIC DESCRIBE was assigned %d partitions of t, want 1", n)
 	}
 }

@@ -1,0 +1,30 @@
+package api
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+// Feature levels (KIP-584) in ApiVersions v3+: the range each feature is
+// supported at and the level finalized for the cluster. group.version 1
+// is what a Kafka 4 cluster finalizes when it serves the KIP-848 consumer
+// protocol (ConsumerGroupHeartbeat, ConsumerGroupDescribe).
+var features = []struct {
+	name          string
+	min, max, fin int16
+}{
+	{"group.version", 0, 1, 1},
+}
+
+// finalizedFeaturesEpoch is the epoch of the finalized levels: they never
+// change at runtime here.
+const finalizedFeaturesEpoch = 0
+
+func setFeatures(resp *kmsg.ApiVersionsResponse) {
+	for _, f := range features {
+		sf := kmsg.NewApiVersionsResponseSupportedFeature()
+		sf.Name, sf.MinVersion, sf.MaxVersion = f.name, f.min, f.max
+		resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
+		ff := kmsg.NewApiVersionsResponseFinalizedFeature()
+		ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = f.name, f.fin, f.fin
+		resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
+	}
+	resp.FinalizedFeaturesEpoch = finalizedFeaturesEpoch
+}
