@@ -22,6 +22,10 @@ func (b *Broker) startGroups(parts *replica.Partitions) *group.Coordinator {
 	// Consumer groups (KIP-848) resolve their subscriptions against the
 	// metadata as it is when they heartbeat.
 	cfg.Metadata = b.store.Snapshot
+	// A group's own session timeout and heartbeat interval (group configs,
+	// resource type 32) are read at each heartbeat, so a change applies at
+	// the next one without an applier.
+	cfg.GroupSettings = b.configs.GroupSettings
 	g := group.New(cfg, coordinator.RealClock{}, b.loggers.Logger("kbroker.group"))
 	open := func(snap *meta.Snapshot, t *meta.Topic, p int32) (coordinator.Log, error) {
 		return parts.Log(snap, t, p)

@@ -371,3 +371,67 @@ func configsOver(t *testing.T, props config.Properties, open func() (meta.Backen
 	t.Cleanup(closeStore)
 	return storeConfigs{dynconfig.New(dynconfig.Options{Broker: cfg, Store: store, Logger: discard, Audit: discard}), closeStore}
 }
+
+// TestGroupConfigTakesEffectAtTheNextHeartbeat: a consumer group's
+// heartbeat interval and session timeout follow its group configs over the
+// protocol, with no restart and no rejoin: the next ConsumerGroupHeartbeat
+// answers with the new interval, and deleting the override brings back the
+// broker's.
+func TestGroupConfigTakesEffectAtTheNextHeartbeat(t *testing.T) {
+	b := brokertest.Start(t, nil)
+	cl, adm := client(t, b)
+	ctx := context.Background()
+	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "hb-topic"); err != nil {
+		t.Fatal(err)
+	}
+	heartbeat := func(memberID string, epoch int32) *kmsg.ConsumerGroupHeartbeatResponse {
+		t.Helper()
+		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		req.Version = 1
+		req.Group, req.MemberID, req.MemberEpoch = "hb-group", memberID, epoch
+		if epoch == 0 {
+			req.RebalanceTimeoutMillis = 60_000
+			req.SubscribedTopicNames = []string{"hb-topic"}
+			req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		}
+		for {
+			resp, err := req.RequestWith(ctx, cl)
+			if errors.Is(err, kerr.CoordinatorNotAvailable) { // the offsets topic is being created
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.ErrorCode == kerr.CoordinatorLoadInProgress.Code || resp.ErrorCode == kerr.CoordinatorNotAvailable.Code {
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			if resp.ErrorCode != 0 {
+				t.Fatalf("heartbeat: %v %v", kerr.ErrorForCode(resp.ErrorCode), resp.ErrorMessage)
+			}
+			return resp
+		}
+	}
+	first := heartbeat("member-1", 0)
+	if first.HeartbeatIntervalMillis != 5000 {
+		t.Fatalf("heartbeat interval %d ms, want the broker's 5000", first.HeartbeatIntervalMillis)
+	}
+	alterGroup(t, cl, "hb-group", "consumer.heartbeat.interval.ms", "7000")
+	if got := heartbeat("member-1", first.MemberEpoch).HeartbeatIntervalMillis; got != 7000 {
+		t.Fatalf("after the group config: heartbeat interval %d ms, want 7000", got)
+	}
+	del := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = groupType, "hb-group"
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Name, c.Op = "consumer.heartbeat.interval.ms", kmsg.IncrementalAlterConfigOpDelete
+	res.Configs = append(res.Configs, c)
+	del.Resources = append(del.Resources, res)
+	if resp, err := del.RequestWith(ctx, cl); err != nil || resp.Resources[0].ErrorCode != 0 {
+		t.Fatalf("deleting the override: %v %+v", err, resp)
+	}
+	if got := heartbeat("member-1", first.MemberEpoch).HeartbeatIntervalMillis; got != 5000 {
+		t.Fatalf("after deleting the override: heartbeat interval %d ms, want 5000 again", got)
+	}
+}
