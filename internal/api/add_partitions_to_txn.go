@@ -4,14 +4,16 @@ package api
 //
 // v0–v3 (clients): adds partitions to the producer's transaction at its
 // coordinator. TRANSACTIONAL_ID WRITE is checked first (every partition
-// gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then TOPIC WRITE and the
-// partition's existence per partition; if any partition fails, the others
-// get OPERATION_NOT_ATTEMPTED and nothing is added, as Kafka does. From v2
-// a fenced producer gets PRODUCER_FENCED, before that
-// INVALID_PRODUCER_EPOCH. v4+ (broker to coordinator, KIP-890) needs
-// CLUSTER_ACTION, batches transactions and, with VerifyOnly, only checks
-// that the partitions are in the ongoing transaction (INVALID_TXN_STATE for
-// one that is not). v5 adds TRANSACTION_ABORTABLE, which only TV2 answers.
+// gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then TOPIC WRITE (internal
+// topics are never writable this way) and the partition's existence per
+// partition; if any partition fails, the others get OPERATION_NOT_ATTEMPTED
+// and nothing is added, as Kafka does. From v2 a fenced producer gets
+// PRODUCER_FENCED, before that INVALID_PRODUCER_EPOCH. v4+ (broker to
+// coordinator, KIP-890) needs CLUSTER_ACTION (a top-level
+// CLUSTER_AUTHORIZATION_FAILED) and nothing else, the broker being trusted;
+// it batches transactions and, with VerifyOnly, only checks that the
+// partitions are in the ongoing transaction (INVALID_TXN_STATE for one
+// that is not). v5 adds TRANSACTION_ABORTABLE, which only TV2 answers.
 
 import (
 	"context"
@@ -95,14 +97,17 @@ func (s *Server) addPartitionsToTxn(ctx context.Context, c *wire.Conn, snap *met
 		}
 		return codes
 	}
-	if code := s.txnRefusal(c, id); code != 0 {
-		return fill(code)
+	switch {
+	case version < 4 && !s.transactionalIDAllowed(c, id):
+		return fill(kerr.TransactionalIDAuthorizationFailed.Code)
+	case s.Txns == nil:
+		return fill(kerr.CoordinatorNotAvailable.Code)
 	}
 	fill(0)
 	var parts []txn.TopicPartition
 	failed := false
 	for i, t := range topics {
-		allowed := verifyOnly || s.allowed(c, auth.OpWrite, auth.ResourceTopic, t.topic)
+		allowed := version >= 4 || (!internalTopic(t.topic) && s.allowed(c, auth.OpWrite, auth.ResourceTopic, t.topic))
 		topic := snap.Topic(t.topic)
 		for j, p := range t.partitions {
 			switch {

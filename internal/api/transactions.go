@@ -4,6 +4,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kbroker/internal/auth"
+	"kbroker/internal/group"
+	"kbroker/internal/txn"
 	"kbroker/internal/wire"
 )
 
@@ -38,3 +40,7 @@ func (s *Server) txnRefusal(c *wire.Conn, id string) int16 {
 func (s *Server) transactionalIDDescribable(c *wire.Conn, id string) bool {
 	return s.allowed(c, auth.OpDescribe, auth.ResourceTransactionalID, id)
 }
+
+// internalTopic reports Kafka's internal topics, which clients may not add
+// to a transaction.
+func internalTopic(name string) bool { return name == group.Topic || name == txn.Topic }
