@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"kbroker/internal/coordinator"
 )
 
 var (
@@ -335,5 +337,35 @@ func TestListAndDescribeFilters(t *testing.T) {
 	d := h.describe("app-a")
 	if d.State != Ongoing || d.ProducerID != a.ProducerID || d.TimeoutMillis != 60_000 || len(d.Partitions) != 1 {
 		t.Fatalf("describe: %+v", d)
+	}
+}
+
+// An id whose epoch ran out gets a new producer id at epoch 0 (Kafka's
+// prepareProducerIdRotation); the producer that named the exhausted epoch
+// may retry and gets the same answer. The exhausted id is written as a
+// record of the log, which the restarted coordinator replays.
+func TestExhaustedEpochRotatesTheProducerID(t *testing.T) {
+	h := newHarness(t)
+	r := h.mustInit("a")
+	worn := txnMeta{id: "a", producerID: r.ProducerID, prevProducerID: -1, epoch: 1<<15 - 2, timeout: time.Minute,
+		state: CompleteCommit, partitions: map[TopicPartition]struct{}{}, lastUpdate: h.clock.Now()}
+	done := make(chan error, 1)
+	if err := h.c.rt.Shard(0).Do(func() { done <- h.c.rt.Shard(0).Write([]coordinator.Record{txnRecord(&worn)}) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	h.restart()
+	rotated := h.init("a", r.ProducerID, worn.epoch)
+	if rotated.Err != nil || rotated.ProducerID == r.ProducerID || rotated.Epoch != 0 {
+		t.Fatalf("rotation: %+v", rotated)
+	}
+	retry := h.init("a", r.ProducerID, worn.epoch)
+	if retry.Err != nil || retry.ProducerID != rotated.ProducerID || retry.Epoch != 0 {
+		t.Fatalf("a retry of the rotation: %+v, want %+v", retry, rotated)
+	}
+	if d := h.describe("a"); d.ProducerID != rotated.ProducerID {
+		t.Fatalf("described %+v", d)
 	}
 }
