@@ -372,3 +372,67 @@ func writePrepareCommit(t *testing.T, dir string, p producer, topic string, part
 		t.Fatal(err)
 	}
 }
+
+// Requests a misbehaving or confused client sends get Kafka's codes, and
+// nothing is half-applied.
+func TestTransactionalAPIsRefuseBadInput(t *testing.T) {
+	b := brokertest.StartWith(t, txnProps(t.TempDir()))
+	cl := testkit.Client(t, b.Addr())
+	rc := testkit.Dial(t, b.Addr())
+	testkit.CreateTopic(t, kadm.NewClient(cl), "t", 1, nil)
+	findTxnCoordinator(t, rc, "tx")
+
+	if _, code := initProducer(t, rc, "", 4, 60_000); code != kerr.InvalidRequest.Code {
+		t.Fatalf("InitProducerId with an empty transactional id: %v", kerr.ErrorForCode(code))
+	}
+	unknown := producer{"never-initialized", 12345, 0}
+	findTxnCoordinator(t, rc, unknown.id)
+	if codes := addPartitions(t, rc, unknown, "t", 0); codes[0] != kerr.InvalidProducerIDMapping.Code {
+		t.Fatalf("AddPartitionsToTxn of an unknown id: %v", kerr.ErrorForCode(codes[0]))
+	}
+	wantCode(t, "EndTxn of an unknown id", endTxn(t, rc, unknown, 3, true), kerr.InvalidProducerIDMapping)
+
+	p, code := initProducer(t, rc, "tx", 4, 60_000)
+	wantCode(t, "InitProducerId", code, nil)
+	if codes := addPartitions(t, rc, p, "__consumer_offsets", 0); codes[0] != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("AddPartitionsToTxn of an internal topic: %v", kerr.ErrorForCode(codes[0]))
+	}
+	if codes := addPartitions(t, rc, p, "t", -1); codes[0] != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("AddPartitionsToTxn of partition -1: %v", kerr.ErrorForCode(codes[0]))
+	}
+	if d := describeTxn(t, rc, "tx"); d.State != "Empty" || len(d.Topics) != 0 {
+		t.Fatalf("refused adds changed the transaction: %+v", d)
+	}
+
+	// The broker's verification (v4, VerifyOnly) of a partition not added.
+	verify := kmsg.NewPtrAddPartitionsToTxnRequest()
+	verify.Version = 4
+	tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+	tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = p.id, p.pid, p.epoch, true
+	vt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+	vt.Topic, vt.Partitions = "t", []int32{0}
+	tx.Topics = append(tx.Topics, vt)
+	verify.Transactions = append(verify.Transactions, tx)
+	vr := request[*kmsg.AddPartitionsToTxnResponse](t, rc, verify)
+	if vr.ErrorCode != 0 || vr.Transactions[0].Topics[0].Partitions[0].ErrorCode != kerr.InvalidTxnState.Code {
+		t.Fatalf("verification of a partition not added: %+v", vr)
+	}
+	addPartitions(t, rc, p, "t", 0)
+	vr = request[*kmsg.AddPartitionsToTxnResponse](t, rc, verify)
+	if vr.ErrorCode != 0 || vr.Transactions[0].Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("verification of an added partition: %+v", vr)
+	}
+
+	list := kmsg.NewPtrListTransactionsRequest()
+	list.Version, list.TransactionalIDPattern = 2, new(string)
+	*list.TransactionalIDPattern = "("
+	wantCode(t, "ListTransactions with a bad pattern", request[*kmsg.ListTransactionsResponse](t, rc, list).ErrorCode, kerr.InvalidRegularExpression)
+	*list.TransactionalIDPattern = "t."
+	if lr := request[*kmsg.ListTransactionsResponse](t, rc, list); len(lr.TransactionStates) != 1 || lr.TransactionStates[0].TransactionState != "Ongoing" {
+		t.Fatalf("ListTransactions by pattern: %+v", lr.TransactionStates)
+	}
+	*list.TransactionalIDPattern = "t"
+	if lr := request[*kmsg.ListTransactionsResponse](t, rc, list); len(lr.TransactionStates) != 0 {
+		t.Fatalf("a pattern matches the whole id, not a prefix: %+v", lr.TransactionStates)
+	}
+}
