@@ -1,9 +1,9 @@
 // Package coordinator is the runtime that the group and transaction
 // coordinators run on: one shard per partition of an internal topic
-// (`__consumer_offsets`, `__transaction_state`) that this broker leads. A shard replays its
-// partition's log when it is loaded, then owns its state on one goroutine —
-// its event loop — so handlers never share a lock with it: they submit a
-// function and wait for its answer. Timers fire on the same loop. A state
+// (`__consumer_offsets`, `__transaction_state`) that this broker leads. A
+// shard replays its partition's log when it is loaded, then owns its state
+// on one goroutine — its event loop — so handlers never share a lock with
+// it: they submit a function and wait for its answer. Timers fire on the same loop. A state
 // change is appended to the partition log before the request that caused it
 // is answered, so an acknowledged change is as durable as an acknowledged
 // produce and comes back on the next load.
