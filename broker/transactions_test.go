@@ -197,6 +197,22 @@ func TestTransactionCoordinatorOverTCP(t *testing.T) {
 	if d := describeTxn(t, rc, "tx"); d.State != "Ongoing" || d.ProducerID != p.pid || len(d.Topics) != 1 || len(d.Topics[0].Partitions) != 2 {
 		t.Fatalf("DescribeTransactions: %+v", d)
 	}
+	// franz-go's admin client finds the coordinator and reads the same.
+	adm := kadm.NewClient(cl)
+	described, err := adm.DescribeTransactions(testkit.Context(t, 10*time.Second), "tx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := described["tx"]; d.Err != nil || d.State != "Ongoing" || d.ProducerID != p.pid || len(d.Topics["t"]) != 2 || d.TimeoutMillis != 60_000 {
+		t.Fatalf("kadm DescribeTransactions: %+v", d)
+	}
+	listed, err := adm.ListTransactions(testkit.Context(t, 10*time.Second), nil, []string{"Ongoing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, ok := listed["tx"]; !ok || len(listed) != 1 || l.ProducerID != p.pid {
+		t.Fatalf("kadm ListTransactions: %+v", listed)
+	}
 	wantCode(t, "EndTxn commit", endTxn(t, rc, p, 3, true), nil)
 	waitTxnState(t, rc, "tx", "CompleteCommit")
 	if ends := endOffsets(t, cl, "t"); ends[0] != 1 || ends[1] != 1 {

@@ -149,8 +149,8 @@ func TestTransitionsWaitForTheMarkers(t *testing.T) {
 	release := h.holdMarkers()
 	defer release()
 	is(t, "EndTxn commit", h.end("a", r, true), nil)
-	if d := h.describe("a"); d.State != PrepareCommit {
-		t.Fatalf("state while markers are held: %v", d.State)
+	if d := h.describe("a"); d.State != PrepareCommit || len(d.Partitions) != 1 {
+		t.Fatalf("while markers are held: %+v (the partition still waits for its marker)", d)
 	}
 	is(t, "AddPartitions", h.add("a", r, t1), kerr.ConcurrentTransactions)
 	is(t, "EndTxn commit retried", h.end("a", r, true), kerr.ConcurrentTransactions)

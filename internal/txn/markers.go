@@ -26,6 +26,14 @@ func (s *shard) completeAsync(m *txnMeta) {
 			mk := Marker{Topic: tp.Topic, Partition: tp.Partition, ProducerID: pid, ProducerEpoch: epoch, Commit: commit, CoordinatorEpoch: coordEpoch}
 			switch err := s.writeMarker(ctx, mk); {
 			case err == nil:
+				// As Kafka does, a partition holding its marker leaves the
+				// transaction: DescribeTransactions then lists those still
+				// waiting for theirs.
+				_ = s.rt.Do(func() {
+					if s.txns[m.id] == m && m.pendingCompletion {
+						delete(m.partitions, tp)
+					}
+				})
 			case errors.Is(err, ErrPartitionGone):
 				gone = append(gone, tp)
 			default:
