@@ -214,6 +214,19 @@ func (s *shard) hasPending(group, topic string, partition int32) bool {
 	return false
 }
 
+// hasPendingGroup reports whether an open transaction commits offsets of
+// group: it is not deleted meanwhile.
+func (s *shard) hasPendingGroup(group string) bool {
+	for _, p := range s.pendingTxn {
+		for k := range p {
+			if k.group == group {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // pendingTopics lists the topics with pending offsets of group, so that an
 // all-topics OffsetFetch names them too.
 func (s *shard) pendingTopics(group string) map[string]map[int32]bool {

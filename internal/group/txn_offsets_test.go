@@ -3,6 +3,7 @@ package group
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -98,5 +99,27 @@ func TestTransactionalCommitChecksTheGeneration(t *testing.T) {
 	req.Topics = append(req.Topics, rt)
 	if code := h.c.TxnCommit(context.Background(), req)[0].Partitions[0].ErrorCode; code != kerr.IllegalGeneration.Code {
 		t.Fatalf("an old generation: %v", kerr.ErrorForCode(code))
+	}
+}
+
+// Offsets a transaction is about to commit keep their partition's offset
+// and their group from expiring (Kafka's offset expiration skips them).
+func TestPendingTransactionalOffsetsDoNotExpire(t *testing.T) {
+	cfg := testConfig()
+	cfg.OffsetsRetention, cfg.RetentionCheck = 10*time.Minute, time.Minute
+	h := newHarness(t, cfg)
+	if code := h.commit(2, "g", "", -1, 5); code != 0 {
+		t.Fatalf("commit: %d", code)
+	}
+	if code := h.txnCommit("g", 7, 10); code != 0 {
+		t.Fatalf("TxnOffsetCommit: %v", kerr.ErrorForCode(code))
+	}
+	h.advance(15 * time.Minute)
+	if got := h.fetched("g"); got != 5 {
+		t.Fatalf("the committed offset under a pending one expired: %d", got)
+	}
+	h.marker(7, true)
+	if got := h.fetched("g"); got != 10 {
+		t.Fatalf("after the commit marker: %d", got)
 	}
 }
