@@ -200,9 +200,10 @@ func (c *Coordinator) Verify(ctx context.Context, id string, pid int64, epoch in
 // topic/partition is in the ongoing transaction of id at producer id and
 // epoch, else the error the produce gets: INVALID_PRODUCER_EPOCH for
 // another epoch, INVALID_TXN_STATE for a partition not added or a
-// producer that is not the id's, CONCURRENT_TRANSACTIONS (retriable;
-// Kafka's produce path answers NOT_ENOUGH_REPLICAS for it) while the
-// previous transaction completes, and the coordinator's lookup errors.
+// producer that is not the id's, CONCURRENT_TRANSACTIONS (retriable: the
+// produce path should answer the producer a retriable code) while the
+// previous transaction completes, and the coordinator's lookup errors
+// (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, ...).
 func (c *Coordinator) VerifyPartition(ctx context.Context, id string, pid int64, epoch int16, topic string, partition int32) error {
 	top, parts := c.Verify(ctx, id, pid, epoch, []TopicPartition{{topic, partition}})
 	switch top {
