@@ -30,25 +30,46 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeoutMill
 	if timeoutMillis <= 0 || time.Duration(timeoutMillis)*time.Millisecond > c.cfg.MaxTimeout {
 		return fail(kerr.InvalidTransactionTimeout)
 	}
-	res, errc := call(ctx, c, id, func(s *shard, done func(InitResult)) {
-		done(s.initProducerID(id, time.Duration(timeoutMillis)*time.Millisecond, expectedPID, expectedEpoch))
-	})
-	if errc != nil {
-		return fail(errc)
+	// A new producer id comes from the metadata store, which may be slow:
+	// it is reserved off the shard's loop when the loop says one is
+	// needed, and the call is made again with it.
+	newPID := int64(-1)
+	for {
+		res, errc := call(ctx, c, id, func(s *shard, done func(InitResult)) {
+			done(s.initProducerID(id, time.Duration(timeoutMillis)*time.Millisecond, expectedPID, expectedEpoch, newPID))
+		})
+		switch {
+		case errc != nil:
+			return fail(errc)
+		case res.Err != errNeedProducerID:
+			return res
+		case newPID >= 0:
+			return fail(kerr.CoordinatorNotAvailable) // cannot happen: one id is enough
+		}
+		pid, err := c.ids.Next(ctx)
+		if err != nil {
+			return fail(kerr.CoordinatorNotAvailable)
+		}
+		newPID = pid
 	}
-	return res
 }
 
-func (s *shard) initProducerID(id string, timeout time.Duration, expectedPID int64, expectedEpoch int16) InitResult {
+// errNeedProducerID is initProducerID's answer when it needs a producer id
+// it was not given; it never reaches a client.
+var errNeedProducerID = &kerr.Error{Message: "kbroker: a new producer id is needed", Code: -2}
+
+// initProducerID is InitProducerID on the loop; newPID, if not -1, is a
+// fresh producer id to use should one be needed.
+func (s *shard) initProducerID(id string, timeout time.Duration, expectedPID int64, expectedEpoch int16, newPID int64) InitResult {
 	fail := func(e *kerr.Error) InitResult { return InitResult{ProducerID: -1, Epoch: -1, Err: e} }
 	expected := expectedPID != -1 || expectedEpoch != -1
 	m := s.txns[id]
 	if m == nil {
-		pid, err := s.c.ids.Next(s.ctx)
-		if err != nil {
-			s.rt.Logger().Warn("allocating a producer id", "err", err)
-			return fail(kerr.CoordinatorNotAvailable)
+		if newPID < 0 {
+			return fail(errNeedProducerID)
 		}
+		pid := newPID
+		newPID = -1
 		m = &txnMeta{id: id, producerID: pid, prevProducerID: -1, epoch: noEpoch, lastEpoch: noEpoch,
 			timeout: timeout, state: Empty, partitions: map[TopicPartition]struct{}{}, lastUpdate: s.now()}
 		s.txns[id] = m // as Kafka caches it: a failed write leaves an id at no epoch
@@ -74,10 +95,10 @@ func (s *shard) initProducerID(id string, timeout time.Duration, expectedPID int
 	}
 	next := copyMeta(m)
 	if epochExhausted(m.epoch) && (!expected || expectedEpoch == m.epoch) {
-		pid, err := s.c.ids.Next(s.ctx)
-		if err != nil {
-			return fail(kerr.CoordinatorNotAvailable)
+		if newPID < 0 {
+			return fail(errNeedProducerID)
 		}
+		pid := newPID
 		next.prevProducerID, next.producerID, next.epoch, next.lastEpoch = m.producerID, pid, 0, noEpoch
 		if expected {
 			next.lastEpoch = m.epoch
