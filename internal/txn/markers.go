@@ -3,6 +3,7 @@ package txn
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 )
 
@@ -21,26 +22,44 @@ func (s *shard) completeAsync(m *txnMeta) {
 	partitions := m.sortedPartitions()
 	ctx := s.ctx
 	go func() {
-		var gone []TopicPartition
+		// Every partition's marker goes out at once (Kafka's marker channel
+		// sends to all leaders in parallel); Complete* waits for them all.
+		var (
+			wg       sync.WaitGroup
+			mu       sync.Mutex
+			gone     []TopicPartition
+			unloaded bool
+		)
 		for _, tp := range partitions {
-			mk := Marker{Topic: tp.Topic, Partition: tp.Partition, ProducerID: pid, ProducerEpoch: epoch, Commit: commit, CoordinatorEpoch: coordEpoch}
-			switch err := s.writeMarker(ctx, mk); {
-			case err == nil:
-				// As Kafka does, a partition holding its marker leaves the
-				// transaction: DescribeTransactions then lists those still
-				// waiting for theirs.
-				_ = s.rt.Do(func() {
-					if s.txns[m.id] == m && m.pendingCompletion {
-						delete(m.partitions, tp)
-					}
-				})
-			case errors.Is(err, ErrPartitionGone):
-				gone = append(gone, tp)
-			default:
-				return // unloaded: the next coordinator completes it
-			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				mk := Marker{Topic: tp.Topic, Partition: tp.Partition, ProducerID: pid, ProducerEpoch: epoch, Commit: commit, CoordinatorEpoch: coordEpoch}
+				switch err := s.writeMarker(ctx, mk); {
+				case err == nil:
+					// As Kafka does, a partition holding its marker leaves
+					// the transaction: DescribeTransactions then lists those
+					// still waiting for theirs.
+					_ = s.rt.Do(func() {
+						if s.txns[m.id] == m && m.pendingCompletion {
+							delete(m.partitions, tp)
+						}
+					})
+				case errors.Is(err, ErrPartitionGone):
+					mu.Lock()
+					gone = append(gone, tp)
+					mu.Unlock()
+				default:
+					mu.Lock()
+					unloaded = true // the next coordinator completes it
+					mu.Unlock()
+				}
+			}()
 		}
-		_ = s.rt.Do(func() { s.finishCompletion(m, commit, gone) })
+		wg.Wait()
+		if !unloaded {
+			_ = s.rt.Do(func() { s.finishCompletion(m, commit, gone) })
+		}
 	}()
 }
 
