@@ -25,6 +25,7 @@ import (
 	"kbroker/internal/quota"
 	"kbroker/internal/replica"
 	"kbroker/internal/storage"
+	"kbroker/internal/txn"
 	"kbroker/internal/wire"
 	"kbroker/policy"
 )
@@ -77,6 +78,7 @@ type Broker struct {
 	configs  *dynconfig.Configs
 	member   membership
 	groups   *group.Coordinator
+	txns     *txn.Coordinator
 	logs     *storage.Manager
 	server   *wire.Server
 	addrs    []net.Addr
@@ -152,6 +154,7 @@ func (b *Broker) Start() (err error) {
 	}
 	b.watchPartitionLogs()
 	b.groups = b.startGroups(parts)
+	b.txns = b.startTransactions(parts, b.groups)
 	sec, err := b.startSecurity(ctx)
 	if err != nil {
 		return err
@@ -161,7 +164,7 @@ func (b *Broker) Start() (err error) {
 		Broker: b.cfg, ClusterID: clusterID, Store: b.store, Logs: parts, Configs: b.configs, Metrics: b.metrics,
 		Logger: b.loggers.Logger("kbroker.api"), Audit: b.loggers.Logger("kbroker.audit"),
 		CreateTopicPolicy: b.createPolicy, Quotas: quotas,
-		Authz: sec.authz, Cluster: b.member, Groups: b.groups,
+		Authz: sec.authz, Cluster: b.member, Groups: b.groups, Txns: b.txns,
 	})
 	b.server = wire.NewServer(handlers, wire.Options{
 		MaxRequestBytes: b.cfg.SocketRequestMaxBytes,
@@ -329,6 +332,10 @@ func (b *Broker) Close() error {
 	if b.done != nil {
 		<-b.done
 		b.done = nil
+	}
+	if b.txns != nil {
+		b.txns.Close()
+		b.txns = nil
 	}
 	if b.groups != nil {
 		b.groups.Close()

@@ -56,6 +56,9 @@ type Deps struct {
 	// Groups is the group coordinator (internal/group); nil answers the
 	// group APIs COORDINATOR_NOT_AVAILABLE.
 	Groups *group.Coordinator
+	// Txns is the transaction coordinator (internal/txn); nil answers the
+	// transactional APIs COORDINATOR_NOT_AVAILABLE.
+	Txns *txn.Coordinator
 }
 
 // Controller reports the elected controller's id (-1 while unknown).

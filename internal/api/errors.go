@@ -16,6 +16,7 @@ import (
 	"kbroker/internal/replica"
 	"kbroker/internal/scram"
 	"kbroker/internal/storage"
+	"kbroker/internal/txn"
 	"kbroker/internal/wire"
 )
 
@@ -57,6 +58,9 @@ var errorTable = []struct {
 	// moved or the broker is closing): the client looks the coordinator up
 	// again, as Kafka's NOT_COORDINATOR asks.
 	{coordinator.ErrNotLoaded, kerr.NotCoordinator},
+	// A marker's partition was deleted (the transaction coordinator drops
+	// it); the code WriteTxnMarkers answers for it.
+	{txn.ErrPartitionGone, kerr.UnknownTopicOrPartition},
 	{meta.ErrTopicExists, kerr.TopicAlreadyExists},
 	{meta.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{meta.ErrInvalidPartitions, kerr.InvalidPartitions},

@@ -2,13 +2,13 @@ package api
 
 // FindCoordinator (key 10), v0–v6.
 //
-// Names the broker coordinating a group: the leader of the group's
-// `__consumer_offsets` partition. v4+ batches keys (KIP-699). The internal
-// topic is created on the first lookup of a group, which is answered
-// COORDINATOR_NOT_AVAILABLE (clients retry) as Kafka does while the topic
-// is being created. Transactional ids (key type 1) get
-// COORDINATOR_NOT_AVAILABLE: there is no transaction coordinator yet. Share
-// groups (key type 2) are not served: INVALID_REQUEST.
+// Names the broker coordinating a group (key type 0: the leader of the
+// group's `__consumer_offsets` partition) or a transactional id (key type
+// 1: the leader of its `__transaction_state` partition). v4+ batches keys
+// (KIP-699). Each internal topic is created on the first lookup of its
+// kind, which is answered COORDINATOR_NOT_AVAILABLE (clients retry) as
+// Kafka does while the topic is being created. Share groups (key type 2)
+// are not served: INVALID_REQUEST.
 
 import (
 	"context"
@@ -20,6 +20,8 @@ import (
 	"kbroker/internal/auth"
 	"kbroker/internal/config"
 	"kbroker/internal/group"
+	"kbroker/internal/meta"
+	"kbroker/internal/txn"
 	"kbroker/internal/wire"
 )
 
@@ -41,8 +43,8 @@ func handleFindCoordinator(ctx context.Context, s *Server, c *wire.Conn, r *wire
 }
 
 var (
-	errNoTxnCoordinator = newError(kerr.CoordinatorNotAvailable, "kbroker has no transaction coordinator yet")
-	errOffsetsTopicNew  = newError(kerr.CoordinatorNotAvailable, "the group coordinator topic "+group.Topic+" is being created")
+	errOffsetsTopicNew = newError(kerr.CoordinatorNotAvailable, "the group coordinator topic "+group.Topic+" is being created")
+	errTxnTopicNew     = newError(kerr.CoordinatorNotAvailable, "the transaction coordinator topic "+txn.Topic+" is being created")
 )
 
 func (s *Server) findCoordinator(ctx context.Context, c *wire.Conn, keyType int8, key string) kmsg.FindCoordinatorResponseCoordinator {
@@ -60,7 +62,7 @@ func (s *Server) findCoordinator(ctx context.Context, c *wire.Conn, keyType int8
 		if !s.allowed(c, auth.OpDescribe, auth.ResourceTransactionalID, key) {
 			err = newError(kerr.TransactionalIDAuthorizationFailed, "")
 		} else {
-			err = errNoTxnCoordinator
+			err = s.txnCoordinator(ctx, c, key, &out)
 		}
 	default:
 		err = newError(kerr.InvalidRequest, "unsupported coordinator key type "+strconv.Itoa(int(keyType)))
@@ -81,7 +83,23 @@ func (s *Server) groupCoordinator(ctx context.Context, c *wire.Conn, groupID str
 	if t == nil {
 		return s.createOffsetsTopic(ctx)
 	}
-	p := group.Partition(groupID, t.Partitions)
+	return s.coordinatorOf(snap, c, t, group.Partition(groupID, t.Partitions), out)
+}
+
+func (s *Server) txnCoordinator(ctx context.Context, c *wire.Conn, id string, out *kmsg.FindCoordinatorResponseCoordinator) error {
+	if s.Txns == nil {
+		return newError(kerr.CoordinatorNotAvailable, "")
+	}
+	snap := s.Store.Snapshot()
+	t := snap.Topic(txn.Topic)
+	if t == nil {
+		return s.createTxnTopic(ctx)
+	}
+	return s.coordinatorOf(snap, c, t, txn.Partition(id, t.Partitions), out)
+}
+
+// coordinatorOf names the leader of partition p of internal topic t.
+func (s *Server) coordinatorOf(snap *meta.Snapshot, c *wire.Conn, t *meta.Topic, p int32, out *kmsg.FindCoordinatorResponseCoordinator) error {
 	leader := t.Leader(p, s.nodeID())
 	for _, b := range brokerList(s.liveBrokerSet(snap), c.Listener) {
 		if b.NodeID == leader {
@@ -89,7 +107,7 @@ func (s *Server) groupCoordinator(ctx context.Context, c *wire.Conn, groupID str
 			return nil
 		}
 	}
-	return newError(kerr.CoordinatorNotAvailable, "the leader of "+group.Topic+" partition "+itoa32(p)+" is not available")
+	return newError(kerr.CoordinatorNotAvailable, "the leader of "+t.Name+" partition "+itoa32(p)+" is not available")
 }
 
 // createOffsetsTopic creates `__consumer_offsets`, compacted, with
@@ -107,4 +125,16 @@ func (s *Server) createOffsetsTopic(ctx context.Context) error {
 		s.Logger.Warn("creating the internal topic failed", "topic", group.Topic, "err", err)
 	}
 	return errOffsetsTopicNew
+}
+
+// createTxnTopic creates `__transaction_state` as createOffsetsTopic
+// creates the offsets topic: compacted, transaction.state.log.num.partitions
+// partitions, transaction.state.log.segment.bytes segments.
+func (s *Server) createTxnTopic(ctx context.Context) error {
+	cfg := s.Txns.Config()
+	configs := map[string]string{"cleanup.policy": "compact", "segment.bytes": cfg.SegmentBytes}
+	if err := s.controller.CreateInternalTopic(ctx, txn.Topic, cfg.Partitions, configs); err != nil {
+		s.Logger.Warn("creating the internal topic failed", "topic", txn.Topic, "err", err)
+	}
+	return errTxnTopicNew
 }

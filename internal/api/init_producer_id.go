@@ -2,11 +2,15 @@ package api
 
 // InitProducerId (key 22), v0–v5.
 //
-// Gives an idempotent producer a new producer id with epoch 0, as Kafka
-// does for producers without a transactional id (a producer that asks again
-// after a fatal sequence error gets a fresh id), from txn.ProducerIDs.
-// Transactional ids are refused with INVALID_REQUEST: kbroker has no
-// transaction coordinator yet.
+// Without a transactional id: a new producer id with epoch 0 for an
+// idempotent producer, as Kafka does (a producer that asks again after a
+// fatal sequence error gets a fresh id), from txn.ProducerIDs. With one
+// (TRANSACTIONAL_ID WRITE, at its coordinator): the transaction
+// coordinator's InitProducerID — a new id, or an epoch bump that fences
+// the previous producer, or, with a transaction open, its abort and
+// CONCURRENT_TRANSACTIONS. v3+ carries the current producer id and epoch
+// (KIP-360); before v4 PRODUCER_FENCED is INVALID_PRODUCER_EPOCH (KIP-588).
+// "" is INVALID_REQUEST.
 
 import (
 	"context"
@@ -24,9 +28,22 @@ func handleInitProducerID(ctx context.Context, s *Server, c *wire.Conn, r *wire.
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil {
-		resp.ErrorCode = kerr.InvalidRequest.Code
-		if !s.transactionalIDAllowed(c, *req.TransactionalID) { // refused before anything else, as Kafka does
+		id := *req.TransactionalID
+		switch {
+		case !s.transactionalIDAllowed(c, id): // refused before anything else, as Kafka does
 			resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		case id == "":
+			resp.ErrorCode = kerr.InvalidRequest.Code
+		case s.Txns == nil:
+			resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		default:
+			pid, epoch := int64(-1), int16(-1)
+			if req.Version >= 3 {
+				pid, epoch = req.ProducerID, req.ProducerEpoch
+			}
+			res := s.Txns.InitProducerID(ctx, id, req.TransactionTimeoutMillis, pid, epoch)
+			resp.ProducerID, resp.ProducerEpoch = res.ProducerID, res.Epoch
+			resp.ErrorCode = txnErrorCode(res.Err, req.Version, 4)
 		}
 		return resp, nil
 	}

@@ -6,8 +6,9 @@ package api
 // without a commit (or an unknown group). v2+ null topics asks for every
 // topic with commits (those the principal may not DESCRIBE are silently
 // left out); explicit topics without DESCRIBE get
-// TOPIC_AUTHORIZATION_FAILED. v7 RequireStable is accepted: with no
-// transactions there is never a pending commit to wait for. v8+ batches
+// TOPIC_AUTHORIZATION_FAILED. v7 RequireStable (KIP-447): a partition with
+// a transactional commit still pending gets UNSTABLE_OFFSET_COMMIT
+// (retriable); without it the last committed offset. v8+ batches
 // groups, each with its own error; before v2 a group error is copied onto
 // every partition. v10 (topic ids) is not served.
 
@@ -38,7 +39,7 @@ func handleOffsetFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Req
 			}
 			rg := kmsg.NewOffsetFetchResponseGroup()
 			rg.Group = g.Group
-			rg.Topics, rg.ErrorCode = s.fetchOffsets(ctx, c, g.Group, topics)
+			rg.Topics, rg.ErrorCode = s.fetchOffsets(ctx, c, g.Group, topics, req.RequireStable)
 			resp.Groups = append(resp.Groups, rg)
 		}
 		return resp, nil
@@ -50,7 +51,7 @@ func handleOffsetFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Req
 			topics = append(topics, group.FetchTopic{Topic: t.Topic, Partitions: t.Partitions})
 		}
 	}
-	got, code := s.fetchOffsets(ctx, c, req.Group, topics)
+	got, code := s.fetchOffsets(ctx, c, req.Group, topics, req.Version >= 7 && req.RequireStable)
 	if code != 0 && req.Version < 2 {
 		// No top-level error before v2: every partition carries it.
 		got = fetchAnswer(topics, code)
@@ -73,7 +74,7 @@ func handleOffsetFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Req
 
 // fetchOffsets answers one group: GROUP DESCRIBE first, then TOPIC
 // DESCRIBE per topic.
-func (s *Server) fetchOffsets(ctx context.Context, c *wire.Conn, groupID string, topics []group.FetchTopic) ([]kmsg.OffsetFetchResponseGroupTopic, int16) {
+func (s *Server) fetchOffsets(ctx context.Context, c *wire.Conn, groupID string, topics []group.FetchTopic, requireStable bool) ([]kmsg.OffsetFetchResponseGroupTopic, int16) {
 	switch {
 	case !s.allowed(c, auth.OpDescribe, auth.ResourceGroup, groupID):
 		return nil, kerr.GroupAuthorizationFailed.Code
@@ -81,7 +82,7 @@ func (s *Server) fetchOffsets(ctx context.Context, c *wire.Conn, groupID string,
 		return nil, codeNoGroupCoordinator
 	}
 	if topics == nil {
-		all, code := s.Groups.Fetch(ctx, groupID, nil)
+		all, code := s.Groups.FetchStable(ctx, groupID, nil, requireStable)
 		out := all[:0]
 		for _, t := range all {
 			if s.allowed(c, auth.OpDescribe, auth.ResourceTopic, t.Topic) {
@@ -99,7 +100,7 @@ func (s *Server) fetchOffsets(ctx context.Context, c *wire.Conn, groupID string,
 			denied = append(denied, t)
 		}
 	}
-	out, code := s.Groups.Fetch(ctx, groupID, allowed)
+	out, code := s.Groups.FetchStable(ctx, groupID, allowed, requireStable)
 	if code != 0 {
 		return nil, code
 	}

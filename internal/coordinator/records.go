@@ -15,6 +15,21 @@ import (
 // values.
 type Record struct {
 	Key, Value []byte
+	// Batch says what batch a replayed record came in: transactional
+	// offset commits (TxnOffsetCommit) carry their producer, and the
+	// commit or abort marker that settles them is a control record. Zero
+	// (ProducerID 0 aside) for records the coordinator writes itself.
+	Batch BatchInfo
+}
+
+// BatchInfo is what Replay needs of a record's batch header.
+type BatchInfo struct {
+	ProducerID    int64
+	ProducerEpoch int16
+	Transactional bool
+	// Control marks a control record (Key is a ControlRecordKey, Value
+	// an EndTxnMarker).
+	Control bool
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -23,6 +38,13 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // the log to assign its offsets. It is the one place that knows the batch
 // layout on the write side.
 func buildBatch(records []Record, now time.Time) []byte {
+	return buildBatchOf(records, now, BatchInfo{ProducerID: -1, ProducerEpoch: -1})
+}
+
+// buildBatchOf is buildBatch for a batch of a producer: a transactional one
+// (offsets committed in a transaction) or a control one (its marker). Such
+// batches carry no sequence, as Kafka's coordinators write them.
+func buildBatchOf(records []Record, now time.Time, info BatchInfo) []byte {
 	var body []byte
 	for i, r := range records {
 		rec := kmsg.Record{OffsetDelta: int32(i), Key: r.Key, Value: r.Value}
@@ -37,11 +59,17 @@ func buildBatch(records []Record, now time.Time) []byte {
 		LastOffsetDelta:      int32(len(records) - 1),
 		FirstTimestamp:       ms,
 		MaxTimestamp:         ms,
-		ProducerID:           -1,
-		ProducerEpoch:        -1,
+		ProducerID:           info.ProducerID,
+		ProducerEpoch:        info.ProducerEpoch,
 		FirstSequence:        -1,
 		NumRecords:           int32(len(records)),
 		Records:              body,
+	}
+	if info.Transactional {
+		b.Attributes |= 0x10
+	}
+	if info.Control {
+		b.Attributes |= 0x20
 	}
 	raw := b.AppendTo(nil)
 	// Length counts everything after itself; the CRC covers everything
@@ -59,8 +87,8 @@ var errBadBatch = errors.New("coordinator: malformed record batch in internal to
 
 // forEachRecord calls fn with each record of the v2 batches in raw (as the
 // log returns them), and returns the offset after the last whole batch.
-// Compressed and control batches are skipped: the coordinators write
-// neither.
+// Compressed batches are skipped: the coordinators write none. Control
+// records (transaction markers) are passed on with Batch.Control set.
 func forEachRecord(raw []byte, fn func(offset int64, r Record) error) (next int64, err error) {
 	next = -1
 	for len(raw) >= batchHeaderSize {
@@ -75,9 +103,12 @@ func forEachRecord(raw []byte, fn func(offset int64, r Record) error) (next int6
 		raw = raw[size:]
 		next = b.FirstOffset + int64(b.LastOffsetDelta) + 1
 		const compressionMask, controlBit = 0x07, 0x20
-		if b.Attributes&compressionMask != 0 || b.Attributes&controlBit != 0 {
+		const transactionalBit = 0x10
+		if b.Attributes&compressionMask != 0 {
 			continue
 		}
+		info := BatchInfo{ProducerID: b.ProducerID, ProducerEpoch: b.ProducerEpoch,
+			Transactional: b.Attributes&transactionalBit != 0, Control: b.Attributes&controlBit != 0}
 		recs := b.Records
 		for i := int32(0); i < b.NumRecords && len(recs) > 0; i++ {
 			n, w := binary.Varint(recs)
@@ -89,7 +120,7 @@ func forEachRecord(raw []byte, fn func(offset int64, r Record) error) (next int6
 				return next, fmt.Errorf("%w: %v", errBadBatch, err)
 			}
 			recs = recs[w+int(n):]
-			if err := fn(b.FirstOffset+int64(rec.OffsetDelta), Record{Key: rec.Key, Value: rec.Value}); err != nil {
+			if err := fn(b.FirstOffset+int64(rec.OffsetDelta), Record{Key: rec.Key, Value: rec.Value, Batch: info}); err != nil {
 				return next, err
 			}
 		}

@@ -1,12 +1,15 @@
 package coordinator
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/storage"
 )
@@ -119,6 +122,51 @@ func (s *Shard) Write(records []Record) error {
 		return nil
 	}
 	if _, err := s.log.Append(buildBatch(records, s.clock.Now()), s.clock.Now()); err != nil {
+		return fmt.Errorf("appending to the internal topic log: %w", err)
+	}
+	return nil
+}
+
+// StampedLog is a log that appends batches at the offsets written in them
+// (*storage.Log's AppendAsFollower): the way transactional and control
+// batches reach an internal topic's log today, since the leader's Append
+// refuses them from clients. A shard is its partition's only writer, so
+// stamping the log end offset cannot race another append.
+type StampedLog interface {
+	AppendAsFollower(batches []byte, now time.Time) (storage.AppendResult, error)
+	LogEndOffset() int64
+}
+
+// WriteTransactional appends records as one transactional batch of
+// producer (id and epoch): they stay pending until a marker of the same
+// producer settles them (TxnOffsetCommit). It runs on the loop.
+func (s *Shard) WriteTransactional(producerID int64, epoch int16, records []Record) error {
+	if len(records) == 0 {
+		return nil
+	}
+	info := BatchInfo{ProducerID: producerID, ProducerEpoch: epoch, Transactional: true}
+	return s.appendStamped(buildBatchOf(records, s.clock.Now(), info))
+}
+
+// WriteMarker appends the commit or abort control batch of producer's
+// transaction. It runs on the loop.
+func (s *Shard) WriteMarker(producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error {
+	key := kmsg.ControlRecordKey{Version: 0, Type: kmsg.ControlRecordKeyTypeAbort}
+	if commit {
+		key.Type = kmsg.ControlRecordKeyTypeCommit
+	}
+	value := kmsg.EndTxnMarker{Version: 0, CoordinatorEpoch: coordinatorEpoch}
+	info := BatchInfo{ProducerID: producerID, ProducerEpoch: epoch, Transactional: true, Control: true}
+	return s.appendStamped(buildBatchOf([]Record{{Key: key.AppendTo(nil), Value: value.AppendTo(nil)}}, s.clock.Now(), info))
+}
+
+func (s *Shard) appendStamped(raw []byte) error {
+	sl, ok := s.log.(StampedLog)
+	if !ok {
+		return errors.New("coordinator: this log cannot hold transactional batches")
+	}
+	binary.BigEndian.PutUint64(raw[0:8], uint64(sl.LogEndOffset()))
+	if _, err := sl.AppendAsFollower(raw, s.clock.Now()); err != nil {
 		return fmt.Errorf("appending to the internal topic log: %w", err)
 	}
 	return nil

@@ -167,11 +167,18 @@ type FetchTopic struct {
 // commit gets offset -1, leader epoch -1 and metadata "". The error is the
 // group-level one.
 func (c *Coordinator) Fetch(ctx context.Context, groupID string, topics []FetchTopic) ([]kmsg.OffsetFetchResponseGroupTopic, int16) {
+	return c.FetchStable(ctx, groupID, topics, false)
+}
+
+// FetchStable is Fetch with OffsetFetch v7's RequireStable (KIP-447): set,
+// a partition with a transactional commit still pending gets
+// UNSTABLE_OFFSET_COMMIT (retriable) instead of its last committed offset.
+func (c *Coordinator) FetchStable(ctx context.Context, groupID string, topics []FetchTopic, requireStable bool) ([]kmsg.OffsetFetchResponseGroupTopic, int16) {
 	if groupID == "" {
 		return nil, kerr.InvalidGroupID.Code
 	}
 	resp, _, errc := call(ctx, c, groupID, func(s *shard, done func([]kmsg.OffsetFetchResponseGroupTopic)) {
-		done(s.fetch(groupID, topics))
+		done(s.fetch(groupID, topics, requireStable))
 	})
 	if errc != nil {
 		return nil, errc.Code
@@ -179,20 +186,34 @@ func (c *Coordinator) Fetch(ctx context.Context, groupID string, topics []FetchT
 	return resp, 0
 }
 
-func (s *shard) fetch(groupID string, topics []FetchTopic) []kmsg.OffsetFetchResponseGroupTopic {
+func (s *shard) fetch(groupID string, topics []FetchTopic, requireStable bool) []kmsg.OffsetFetchResponseGroupTopic {
 	g := s.groups[groupID]
 	if topics == nil {
 		if g == nil {
 			return nil
 		}
-		names := make([]string, 0, len(g.offsets))
-		for t := range g.offsets {
+		// Every partition with a commit, and with requireStable those
+		// only pending too, so the client learns to wait for them.
+		all := map[string]map[int32]bool{}
+		if requireStable {
+			all = s.pendingTopics(groupID)
+		}
+		for t, ps := range g.offsets {
+			if all[t] == nil {
+				all[t] = map[int32]bool{}
+			}
+			for p := range ps {
+				all[t][p] = true
+			}
+		}
+		names := make([]string, 0, len(all))
+		for t := range all {
 			names = append(names, t)
 		}
 		sort.Strings(names)
 		for _, t := range names {
 			ft := FetchTopic{Topic: t}
-			for p := range g.offsets[t] {
+			for p := range all[t] {
 				ft.Partitions = append(ft.Partitions, p)
 			}
 			slices.Sort(ft.Partitions)
@@ -208,6 +229,11 @@ func (s *shard) fetch(groupID string, topics []FetchTopic) []kmsg.OffsetFetchRes
 			rp.Partition, rp.Offset, rp.LeaderEpoch = p, -1, -1
 			empty := ""
 			rp.Metadata = &empty
+			if requireStable && s.hasPending(groupID, t.Topic, p) {
+				rp.ErrorCode = kerr.UnstableOffsetCommit.Code
+				rt.Partitions = append(rt.Partitions, rp)
+				continue
+			}
 			if g != nil {
 				if c, ok := g.offsets[t.Topic][p]; ok {
 					rp.Offset, rp.LeaderEpoch = c.offset, c.leaderEpoch

@@ -94,6 +94,9 @@ func encodeGroup(g *group, settled bool) coordinator.Record {
 
 // replay applies one record read back from the log.
 func (s *shard) replay(r coordinator.Record) error {
+	if r.Batch.Transactional || r.Batch.Control {
+		return s.replayTransactional(r)
+	}
 	if len(r.Key) < 2 {
 		return fmt.Errorf("group: record key of %d bytes", len(r.Key))
 	}

@@ -39,7 +39,8 @@ func (s *shard) expireOffsets() {
 			}
 			ft := FetchTopic{Topic: topic}
 			for p, c := range ps {
-				if s.offsetExpired(g, c, now) {
+				// An offset a transaction is about to commit never expires.
+				if s.offsetExpired(g, c, now) && !s.hasPending(g.id, topic, p) {
 					ft.Partitions = append(ft.Partitions, p)
 					records = append(records, offsetTombstone(g.id, topic, p))
 				}
@@ -52,7 +53,7 @@ func (s *shard) expireOffsets() {
 			s.dropIfUnused(g, now)
 			continue
 		}
-		dropGroup := g.state == Empty && countOffsets(g) == len(records)
+		dropGroup := g.state == Empty && countOffsets(g) == len(records) && !s.hasPendingGroup(g.id)
 		if dropGroup {
 			records = append(records, groupTombstone(g.id))
 		}
@@ -96,7 +97,7 @@ func countOffsets(g *group) int {
 // empty for the retention time (a group whose members joined but never
 // committed).
 func (s *shard) dropIfUnused(g *group, now time.Time) {
-	if g.state != Empty || g.consumer.active() || len(g.offsets) > 0 || len(g.pending) > 0 ||
+	if g.state != Empty || g.consumer.active() || len(g.offsets) > 0 || len(g.pending) > 0 || s.hasPendingGroup(g.id) ||
 		now.Sub(g.stateTime) < s.cfg.OffsetsRetention {
 		return
 	}

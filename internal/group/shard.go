@@ -19,6 +19,9 @@ type shard struct {
 	counters *counters
 	rt       *coordinator.Shard
 	groups   map[string]*group
+	// pendingTxn holds transactional offset commits awaiting their
+	// marker, by producer id (txn_offsets.go).
+	pendingTxn map[int64]pendingOffsets
 }
 
 var _ coordinator.StateMachine = (*shard)(nil)
@@ -78,6 +81,7 @@ func (s *shard) Unloaded() {
 		}
 	}
 	s.groups = map[string]*group{}
+	s.pendingTxn = nil
 }
 
 func (s *shard) now() time.Time { return s.rt.Now() }

@@ -1,6 +1,8 @@
-// Package txn is the home of producer identity and, to come, the
-// transaction coordinator and its marker writer. Today it hands out the
-// producer ids of idempotent producers.
+// Package txn holds producer identity (producer ids, reserved in blocks in
+// the metadata store) and the transaction coordinator: Kafka's
+// TransactionMetadata state machine per transactional id, persisted in
+// `__transaction_state` on the coordinator runtime, with the markers that
+// end a transaction written through an injected MarkerWriter.
 package txn
 
 import (

@@ -214,7 +214,8 @@ func matrixCases(topicID [16]byte) map[string]matrixCase {
 			})},
 		// A transactional batch needs WRITE on the request's
 		// transactional id before anything else; allowed, the batch
-		// itself is refused, kbroker having no transaction coordinator.
+		// itself is refused: the data plane takes no transactional
+		// batches yet.
 		"Produce/transactional": {key: kmsg.Produce, refused: kerr.TransactionalIDAuthorizationFailed, granted: kerr.InvalidRecord,
 			grants: func(string) []kmsg.CreateACLsRequestCreation {
 				return append(topicACL("t", kmsg.ACLOperationWrite), acl(kmsg.ACLResourceTypeTransactionalId, "txn", kmsg.ACLOperationWrite))
@@ -269,9 +270,9 @@ func matrixCases(topicID [16]byte) map[string]matrixCase {
 		// KIP-679: WRITE on any topic is enough for an idempotent producer.
 		"InitProducerId/topic WRITE": {key: kmsg.InitProducerID, refused: kerr.ClusterAuthorizationFailed, grants: onTopic(kmsg.ACLOperationWrite),
 			call: initProducerIDCall(nil)},
-		// A transactional id needs WRITE on it; allowed, it learns that
-		// kbroker has no transaction coordinator.
-		"InitProducerId/transactional": {key: kmsg.InitProducerID, refused: kerr.TransactionalIDAuthorizationFailed, granted: kerr.InvalidRequest,
+		// A transactional id needs WRITE on it (the coordinator is
+		// created and loaded by txnMatrixCases before any row runs).
+		"InitProducerId/transactional": {key: kmsg.InitProducerID, refused: kerr.TransactionalIDAuthorizationFailed,
 			grants: func(string) []kmsg.CreateACLsRequestCreation {
 				return []kmsg.CreateACLsRequestCreation{acl(kmsg.ACLResourceTypeTransactionalId, "txn", kmsg.ACLOperationWrite)}
 			},
@@ -392,6 +393,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	}
 	cases := matrixCases(td["t"].ID)
 	maps.Copy(cases, groupMatrixCases(t, admin))
+	maps.Copy(cases, txnMatrixCases(t, admin))
 
 	alice := client(t, addr, scram256("alice", alicePass))
 	covered := map[kmsg.Key]bool{}

@@ -1,0 +1,189 @@
+package txn
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// markerRetryBackoff is how long a failed marker write waits before it is
+// tried again; Kafka's marker channel retries until the partition takes it
+// or is gone.
+const markerRetryBackoff = 100 * time.Millisecond
+
+// completeAsync writes the markers of m's prepared transaction off the
+// loop, then CompleteCommit or CompleteAbort on it. Until then every other
+// transition of the id answers CONCURRENT_TRANSACTIONS.
+func (s *shard) completeAsync(m *txnMeta) {
+	m.pendingCompletion = true
+	commit := m.state == PrepareCommit
+	pid, epoch, coordEpoch := m.producerID, m.epoch, s.coordinatorEpoch
+	partitions := m.sortedPartitions()
+	ctx := s.ctx
+	go func() {
+		// Every partition's marker goes out at once (Kafka's marker channel
+		// sends to all leaders in parallel); Complete* waits for them all.
+		var (
+			wg       sync.WaitGroup
+			mu       sync.Mutex
+			gone     []TopicPartition
+			unloaded bool
+		)
+		for _, tp := range partitions {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				mk := Marker{Topic: tp.Topic, Partition: tp.Partition, ProducerID: pid, ProducerEpoch: epoch, Commit: commit, CoordinatorEpoch: coordEpoch}
+				switch err := s.writeMarker(ctx, mk); {
+				case err == nil:
+					// As Kafka does, a partition holding its marker leaves
+					// the transaction: DescribeTransactions then lists those
+					// still waiting for theirs.
+					_ = s.rt.Do(func() {
+						if s.txns[m.id] == m && m.pendingCompletion {
+							delete(m.partitions, tp)
+						}
+					})
+				case errors.Is(err, ErrPartitionGone):
+					mu.Lock()
+					gone = append(gone, tp)
+					mu.Unlock()
+				default:
+					mu.Lock()
+					unloaded = true // the next coordinator completes it
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if !unloaded {
+			_ = s.rt.Do(func() { s.finishCompletion(m, commit, gone) })
+		}
+	}()
+}
+
+// writeMarker retries one marker until it is written, its partition is
+// gone, or the shard unloads.
+func (s *shard) writeMarker(ctx context.Context, mk Marker) error {
+	for {
+		err := s.c.markers(ctx, mk)
+		if err == nil || errors.Is(err, ErrPartitionGone) {
+			return err
+		}
+		s.rt.Logger().Debug("retrying a transaction marker", "topic", mk.Topic, "partition", mk.Partition, "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(markerRetryBackoff):
+		}
+	}
+}
+
+// finishCompletion writes Complete* once every marker is in; a failed
+// write is retried after a back-off.
+func (s *shard) finishCompletion(m *txnMeta, commit bool, gone []TopicPartition) {
+	if s.txns[m.id] != m || !m.pendingCompletion {
+		return
+	}
+	for _, tp := range gone {
+		delete(m.partitions, tp)
+	}
+	next := copyMeta(m)
+	next.state = CompleteAbort
+	if commit {
+		next.state = CompleteCommit
+	}
+	next.partitions, next.start, next.lastUpdate = map[TopicPartition]struct{}{}, time.Time{}, s.now()
+	if e := s.transition(m, next); e != nil {
+		s.rt.Logger().Warn("could not record a transaction's completion; retrying", "transactional_id", m.id, "err", e.Message)
+		s.rt.After(markerRetryBackoff, func() { s.finishCompletion(m, commit, nil) })
+		return
+	}
+	m.pendingCompletion = false
+}
+
+// fenceAndAbort is Kafka's prepareFenceProducerEpoch followed by an abort
+// from the coordinator: the epoch is bumped, so the producer of the
+// transaction is fenced (its next request gets PRODUCER_FENCED, its
+// batches INVALID_PRODUCER_EPOCH), and PrepareAbort is written at the new
+// epoch, whose markers then abort the transaction.
+func (s *shard) fenceAndAbort(m *txnMeta) {
+	next := copyMeta(m)
+	if !m.hasFailedEpochFence {
+		if m.epoch == 1<<15-1 {
+			s.rt.Logger().Error("cannot fence a producer at the largest epoch", "transactional_id", m.id)
+			return
+		}
+		next.epoch = m.epoch + 1
+	}
+	next.lastEpoch, next.state, next.lastUpdate = noEpoch, PrepareAbort, s.now()
+	if e := s.transition(m, next); e != nil {
+		// Kafka remembers the failed fence so that the retry does not bump
+		// the epoch a second time.
+		m.hasFailedEpochFence = true
+		s.rt.Logger().Warn("could not fence a transaction", "transactional_id", m.id, "err", e.Message)
+		return
+	}
+	m.hasFailedEpochFence = false
+	s.completeAsync(m)
+}
+
+// scheduleAbortCheck aborts, every
+// transaction.abort.timed.out.transaction.cleanup.interval.ms, the ongoing
+// transactions older than their timeout (Kafka's
+// abortTimedOutTransactions).
+func (s *shard) scheduleAbortCheck() {
+	if s.c.cfg.AbortCheck <= 0 {
+		return
+	}
+	s.abortTimer = s.rt.After(s.c.cfg.AbortCheck, func() {
+		s.abortTimedOut()
+		s.scheduleAbortCheck()
+	})
+}
+
+func (s *shard) abortTimedOut() {
+	now := s.now()
+	for _, m := range s.txns {
+		if m.state == Ongoing && !m.pendingCompletion && m.start.Add(m.timeout).Before(now) {
+			s.rt.Logger().Info("aborting a transaction past its timeout", "transactional_id", m.id, "producer_id", m.producerID, "epoch", m.epoch)
+			s.fenceAndAbort(m)
+		}
+	}
+}
+
+// scheduleExpirationCheck removes, every
+// transaction.remove.expired.transaction.cleanup.interval.ms, the ids with
+// no transaction open that were last used longer than
+// transactional.id.expiration.ms ago: a tombstone is written, and the id
+// starts afresh next time.
+func (s *shard) scheduleExpirationCheck() {
+	if s.c.cfg.ExpirationCheck <= 0 || s.c.cfg.IDExpiration <= 0 {
+		return
+	}
+	s.expireTimer = s.rt.After(s.c.cfg.ExpirationCheck, func() {
+		s.expireIdle()
+		s.scheduleExpirationCheck()
+	})
+}
+
+func (s *shard) expireIdle() {
+	cutoff := s.now().Add(-s.c.cfg.IDExpiration)
+	for id, m := range s.txns {
+		switch m.state {
+		case Empty, CompleteCommit, CompleteAbort:
+		default:
+			continue
+		}
+		if m.pendingCompletion || m.lastUpdate.After(cutoff) {
+			continue
+		}
+		if e := s.write(txnTombstone(id)); e != nil {
+			s.rt.Logger().Warn("could not expire a transactional id", "transactional_id", id, "err", e.Message)
+			continue
+		}
+		m.state = Dead
+		delete(s.txns, id)
+	}
+}

@@ -1,0 +1,90 @@
+package txn
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/internal/coordinator"
+)
+
+// Topic is the internal topic holding transaction state.
+const Topic = "__transaction_state"
+
+// `__transaction_state` record versions: key version 0 (the only one),
+// value version 1 (flexible, with the tagged previous/next producer ids).
+const (
+	keyVersion   = 0
+	valueVersion = 1
+)
+
+func txnKey(id string) []byte {
+	k := kmsg.TxnMetadataKey{Version: keyVersion, TransactionalID: id}
+	return k.AppendTo(nil)
+}
+
+// txnRecord is m as Kafka's TransactionLog.valueToBytes writes it.
+func txnRecord(m *txnMeta) coordinator.Record {
+	v := kmsg.NewTxnMetadataValue()
+	v.Version = valueVersion
+	v.ProducerID, v.ProducerEpoch = m.producerID, m.epoch
+	v.TimeoutMillis = int32(m.timeout.Milliseconds())
+	v.State = kmsg.TransactionState(m.state)
+	v.Topics = m.topics()
+	v.LastUpdateTimestamp = m.lastUpdate.UnixMilli()
+	v.StartTimestamp = -1
+	if !m.start.IsZero() {
+		v.StartTimestamp = m.start.UnixMilli()
+	}
+	v.PreviousProducerID, v.NextProducerID = m.prevProducerID, -1
+	return coordinator.Record{Key: txnKey(m.id), Value: v.AppendTo(nil)}
+}
+
+func txnTombstone(id string) coordinator.Record { return coordinator.Record{Key: txnKey(id)} }
+
+// replay applies one record of the log.
+func (s *shard) replay(r coordinator.Record) error {
+	if r.Batch.Control || len(r.Key) < 2 {
+		return nil
+	}
+	if version := int16(r.Key[0])<<8 | int16(r.Key[1]); version != keyVersion {
+		return nil
+	}
+	var k kmsg.TxnMetadataKey
+	if err := k.ReadFrom(r.Key); err != nil {
+		return fmt.Errorf("txn: key: %w", err)
+	}
+	if r.Value == nil {
+		delete(s.txns, k.TransactionalID)
+		return nil
+	}
+	var v kmsg.TxnMetadataValue
+	if err := v.ReadFrom(r.Value); err != nil {
+		return fmt.Errorf("txn: value of %q: %w", k.TransactionalID, err)
+	}
+	m := &txnMeta{
+		id: k.TransactionalID, producerID: v.ProducerID, prevProducerID: v.PreviousProducerID,
+		epoch: v.ProducerEpoch, lastEpoch: noEpoch,
+		timeout: time.Duration(v.TimeoutMillis) * time.Millisecond,
+		state:   State(v.State), partitions: map[TopicPartition]struct{}{},
+		lastUpdate: time.UnixMilli(v.LastUpdateTimestamp),
+	}
+	if v.Version == 0 {
+		m.prevProducerID = -1
+	}
+	if v.StartTimestamp >= 0 {
+		m.start = time.UnixMilli(v.StartTimestamp)
+	}
+	for _, t := range v.Topics {
+		for _, p := range t.Partitions {
+			m.partitions[TopicPartition{t.Topic, p}] = struct{}{}
+		}
+	}
+	if m.state == Dead {
+		delete(s.txns, m.id)
+		return nil
+	}
+	s.txns[m.id] = m
+	return nil
+}
