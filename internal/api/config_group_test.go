@@ -434,4 +434,29 @@ func TestGroupConfigTakesEffectAtTheNextHeartbeat(t *testing.T) {
 	if got := heartbeat("member-1", first.MemberEpoch).HeartbeatIntervalMillis; got != 5000 {
 		t.Fatalf("after deleting the override: heartbeat interval %d ms, want 5000 again", got)
 	}
+
+	// OffsetFetch v9 naming a member checks it against the group (Kafka's
+	// validateOffsetFetch).
+	for _, tc := range []struct {
+		member string
+		epoch  int32
+		want   int16
+	}{
+		{"member-1", first.MemberEpoch, 0},
+		{"someone-else", first.MemberEpoch, kerr.UnknownMemberID.Code},
+		{"member-1", first.MemberEpoch + 1, kerr.FencedMemberEpoch.Code},
+	} {
+		f := kmsg.NewPtrOffsetFetchRequest()
+		f.Version = 9
+		g := kmsg.NewOffsetFetchRequestGroup()
+		g.Group, g.MemberID, g.MemberEpoch = "hb-group", kmsg.StringPtr(tc.member), tc.epoch
+		f.Groups = append(f.Groups, g)
+		resp, err := f.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.Groups[0].ErrorCode; got != tc.want {
+			t.Errorf("OffsetFetch v9 as %s at epoch %d: %v, want %v", tc.member, tc.epoch, kerr.ErrorForCode(got), kerr.ErrorForCode(tc.want))
+		}
+	}
 }

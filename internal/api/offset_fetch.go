@@ -9,8 +9,9 @@ package api
 // TOPIC_AUTHORIZATION_FAILED. v7 RequireStable (KIP-447): a partition with
 // a transactional commit still pending gets UNSTABLE_OFFSET_COMMIT
 // (retriable); without it the last committed offset. v8+ batches
-// groups, each with its own error; before v2 a group error is copied onto
-// every partition. v10 (topic ids) is not served.
+// groups, each with its own error; v9 names the KIP-848 member asking,
+// which must exist at that epoch (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH);
+// before v2 a group error is copied onto every partition. v10 (topic ids) is not served.
 
 import (
 	"context"
@@ -40,6 +41,13 @@ func handleOffsetFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Req
 			rg := kmsg.NewOffsetFetchResponseGroup()
 			rg.Group = g.Group
 			rg.Topics, rg.ErrorCode = s.fetchOffsets(ctx, c, g.Group, topics, req.RequireStable)
+			if req.Version >= 9 && rg.ErrorCode == 0 {
+				// A KIP-848 member fetching its group's offsets must be
+				// the member it says, at its current epoch.
+				if code := s.Groups.ValidateFetchMember(ctx, g.Group, g.MemberID, g.MemberEpoch); code != 0 {
+					rg.Topics, rg.ErrorCode = nil, code
+				}
+			}
 			resp.Groups = append(resp.Groups, rg)
 		}
 		return resp, nil
