@@ -2,6 +2,8 @@ package storage
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 
 	"kbroker/internal/record"
 )
@@ -16,6 +18,7 @@ type batchFilter struct {
 	producerLast map[int64]int64 // producer id -> last offset it wrote
 	upperBound   int64           // first uncleanable offset of the round
 	cfg          *Config
+	txns         *txnTracker // which transactional batches were aborted
 
 	// per-round statistics
 	recordsRead, recordsRemoved int64
@@ -46,12 +49,26 @@ func (f *batchFilter) keep(rec *record.Record, offset int64, horizon int64, hasH
 //   - nothing kept: dropped, unless it is the last batch of a producer still
 //     known to the producer state, or ends just before the first uncleanable
 //     offset; then its header is kept with no records (record.EmptyCopy).
+//
+// Transactions, as Kafka's cleaner treats them: a batch of an aborted
+// transaction loses all its records; markers are kept (Kafka also removes
+// a marker once its transaction's data is gone and delete.retention.ms has
+// passed; kbroker keeps them).
 func (f *batchFilter) filter(raw []byte, h *record.BatchHeader) ([]byte, error) {
+	aborted := f.txns.aborted(h)
 	if h.IsControl() {
 		return raw, nil
 	}
 	last, isProducer := f.producerLast[h.ProducerID]
 	retainEmpty := (h.ProducerID >= 0 && isProducer && last == h.LastOffset) || h.LastOffset+1 == f.upperBound
+	if aborted {
+		f.recordsRead += int64(h.NumRecords)
+		f.recordsRemoved += int64(h.NumRecords)
+		if retainEmpty {
+			return record.EmptyCopy(raw, h), nil
+		}
+		return nil, nil
+	}
 	records, err := record.Section(raw, h)
 	if err != nil {
 		return nil, err
@@ -87,4 +104,35 @@ func (f *batchFilter) filter(raw []byte, h *record.BatchHeader) ([]byte, error) 
 		return record.EmptyCopy(raw, h), nil
 	}
 	return nil, nil
+}
+
+// txnTracker follows, batch by batch in offset order, which producers are
+// inside an aborted transaction (Kafka's CleanedTransactionMetadata): an
+// aborted transaction begins at its first offset and ends at the producer's
+// next control batch, its abort marker.
+type txnTracker struct {
+	pending []AbortedTxn   // by first offset, not reached yet
+	open    map[int64]bool // producers inside an aborted transaction
+}
+
+func newTxnTracker(list []AbortedTxn) *txnTracker {
+	pending := slices.Clone(list)
+	sort.Slice(pending, func(i, j int) bool { return pending[i].FirstOffset < pending[j].FirstOffset })
+	return &txnTracker{pending: pending, open: map[int64]bool{}}
+}
+
+// aborted reports whether h is a data batch of an aborted transaction.
+func (t *txnTracker) aborted(h *record.BatchHeader) bool {
+	if t == nil || h.ProducerID < 0 {
+		return false
+	}
+	for len(t.pending) > 0 && t.pending[0].FirstOffset <= h.LastOffset {
+		t.open[t.pending[0].ProducerID] = true
+		t.pending = t.pending[1:]
+	}
+	if h.IsControl() {
+		delete(t.open, h.ProducerID)
+		return false
+	}
+	return h.IsTransactional() && t.open[h.ProducerID]
 }
