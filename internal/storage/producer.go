@@ -63,9 +63,9 @@ func (e *producerEntry) lastSeq() int32 {
 // still holds the last stable offset back, as Kafka's unreplicated
 // transactions do.
 type completedTxn struct {
-	producerID            int64
+	producerID              int64
 	firstOffset, lastOffset int64
-	aborted               bool
+	aborted                 bool
 }
 
 // producerState is the ProducerStateManager of one partition: idempotent
