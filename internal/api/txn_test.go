@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"kbroker/broker"
 	"kbroker/broker/brokertest"
+	"kbroker/internal/config"
 	"kbroker/internal/record"
 	"kbroker/internal/testkit"
 )
@@ -150,7 +152,7 @@ func consumeValues(t *testing.T, b *broker.Broker, topic string, isolation kgo.I
 }
 
 func TestTransactionalProduceMarkersAndReadCommittedFetch(t *testing.T) {
-	b := brokertest.Start(t, nil)
+	b := brokertest.Start(t, config.Properties{"metrics.listener": "127.0.0.1:0"})
 	cl, adm := client(t, b)
 	topic, err := adm.CreateTopic(ctx(t), 1, 1, nil, "t")
 	if err != nil {
@@ -165,6 +167,10 @@ func TestTransactionalProduceMarkersAndReadCommittedFetch(t *testing.T) {
 	}
 	if got := listLatest(t, cl, "t", false); got != 5 {
 		t.Fatalf("ListOffsets latest read_uncommitted = %d, want 5", got)
+	}
+	const lag = `kbroker_log_lso_lag{partition="0",topic="t"} `
+	if text := testkit.ScrapeMetrics(t, b.MetricsAddr()); !strings.Contains(text, lag+"2\n") {
+		t.Fatalf("/metrics lacks %s2 while the transaction from 3 to 4 is open", lag)
 	}
 
 	// A read_committed fetch waiting at the LSO is answered by the marker.
@@ -191,6 +197,9 @@ func TestTransactionalProduceMarkersAndReadCommittedFetch(t *testing.T) {
 	p.end(true)  // 7
 	if got := listLatest(t, cl, "t", true); got != 8 {
 		t.Fatalf("ListOffsets latest read_committed = %d after every transaction ended, want 8", got)
+	}
+	if text := testkit.ScrapeMetrics(t, b.MetricsAddr()); !strings.Contains(text, lag+"0\n") {
+		t.Fatalf("/metrics lacks %s0 once no transaction is open", lag)
 	}
 
 	if got := consumeValues(t, b, "t", kgo.ReadCommitted(), "c3"); !slices.Equal(got, []string{"c1", "c2", "c3"}) {
