@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +31,10 @@ import (
 //     segment below the mapped end, in groups that fit one segment, keeping the
 //     latest record per key. Tombstones are kept until delete.retention.ms after
 //     the first round that saw them (their batch's delete horizon).
+//   - Transactions (cleaner_batch.go): only offsets below the last stable
+//     offset are cleaned; records of aborted transactions are removed and not
+//     mapped; a marker whose transaction has no batch left gets a delete
+//     horizon, then goes.
 //   - Each group is written to "<base>.log.cleaned" (and indexes), synced,
 //     renamed to ".swap", swapped in for its source segments under the append
 //     lock, and renamed into place. Open finishes a swap whose .log.swap exists
@@ -332,16 +337,6 @@ func (l *Log) cleanGroup(group []*segment, f *batchFilter, res *CleanResult) err
 			out.discardCleaned()
 		}
 	}()
-	// The cleaned segment keeps its sources' aborted transactions: their
-	// markers are all kept, and a consumer needs the entry as long as the
-	// marker is there.
-	for _, src := range group {
-		list, err := src.txns()
-		if err != nil {
-			return err
-		}
-		out.txnList = append(out.txnList, list...)
-	}
 	w := bufio.NewWriterSize(out.f, cleanerReadBuffer)
 	var since, pos int64
 	for _, src := range group {
@@ -368,6 +363,21 @@ func (l *Log) cleanGroup(group []*segment, f *batchFilter, res *CleanResult) err
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("%w: writing %s.log.cleaned: %v", ErrStorage, out.path, err)
+	}
+	// The cleaned segment keeps its sources' aborted transactions whose
+	// marker it kept: a consumer needs the entry as long as the marker is
+	// there, and must not get one without it (it would drop that
+	// producer's later batches).
+	for _, src := range group {
+		list, err := src.txns()
+		if err != nil {
+			return err
+		}
+		for _, t := range list {
+			if !slices.Contains(f.droppedMarkers, t.LastOffset) {
+				out.txnList = append(out.txnList, t)
+			}
+		}
 	}
 	out.size.Store(pos)
 	// Keep the last source's modification time, which retention falls back on

@@ -65,9 +65,10 @@
 // marker a crash lost stays open, holding the LSO, until its coordinator
 // aborts it. The cleaner cleans only below the LSO, drops the records of
 // aborted transactions (and does not let them hide older committed values),
-// and keeps every marker with the segment's index entries; Kafka also
-// removes a marker once its transaction's data is gone and
-// delete.retention.ms has passed, which kbroker does not yet do. compression.type
+// and keeps a marker while its transaction has batches in the log; once it
+// has none the marker gets a delete horizon and is dropped, with its
+// aborted-transaction index entry, delete.retention.ms later, as Kafka's
+// cleaner does. compression.type
 // other than producer recompresses a batch whose codec differs (at the topic's
 // compression.<codec>.level), keeping its records, offsets and producer fields.
 //

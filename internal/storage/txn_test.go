@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"testing"
+	"time"
 
 	"kbroker/internal/record"
 )
@@ -390,7 +391,7 @@ func TestRetentionDeletesTxnIndexWithItsSegment(t *testing.T) {
 func TestCleanerDropsAbortedRecordsKeepsMarkers(t *testing.T) {
 	cfg := smallConfig()
 	cfg.CleanupPolicy = CleanupPolicy{Compact: true}
-	l, _ := openTestLog(t, cfg)
+	l, dir := openTestLog(t, cfg)
 	// Committed "k" = v1, then an aborted overwrite of "k" that must not
 	// hide it, then an aborted record of its own key.
 	mustAppend(t, l, testBatch{recs: []kv{rec("k", "v1")}, pid: 1, epoch: 0, seq: 0, attrs: record.AttrTransactional}.build(t))
@@ -398,6 +399,9 @@ func TestCleanerDropsAbortedRecordsKeepsMarkers(t *testing.T) {
 	mustAppend(t, l, testBatch{recs: []kv{rec("k", "v2"), rec("gone", "x")}, pid: 1, epoch: 0, seq: 1, attrs: record.AttrTransactional}.build(t))
 	abort := mustMarker(t, l, 1, 0, false, 0)
 	mustAppend(t, l, testBatch{recs: []kv{rec("other", "y")}, pid: 2, epoch: 0, seq: 0}.build(t))
+	// Producer 1 writes on, so that the aborted batch is not the last one
+	// the cleaner keeps (empty) for its sequence.
+	mustAppend(t, l, testBatch{recs: []kv{rec("later", "w")}, pid: 1, epoch: 0, seq: 3}.build(t))
 	for l.active().base == 0 {
 		mustAppend(t, l, testBatch{recs: []kv{rec("filler", "z")}}.build(t))
 	}
@@ -433,6 +437,55 @@ func TestCleanerDropsAbortedRecordsKeepsMarkers(t *testing.T) {
 	list, _ := l.segs[0].txns()
 	if len(list) != 1 || list[0].LastOffset != abort {
 		t.Fatalf("cleaned segment's aborted transactions %+v", list)
+	}
+
+	// Later rounds (new dirty data) find the aborted transaction with no
+	// data left: its marker gets a delete horizon, and once
+	// delete.retention.ms passed it goes, with its index entry. The commit
+	// marker stays: k=v1 is still there.
+	dirty := func() {
+		base := l.active().base
+		for l.active().base == base {
+			mustAppend(t, l, testBatch{recs: []kv{rec("filler", "z")}}.build(t))
+		}
+	}
+	dirty()
+	if _, err := l.Clean(testNow); err != nil {
+		t.Fatal(err)
+	}
+	later := testNow.Add(time.Duration(cfg.DeleteRetentionMs+1) * time.Millisecond)
+	dirty()
+	if _, err := l.Clean(later); err != nil {
+		t.Fatal(err)
+	}
+	markers = 0
+	res, _ = l.Read(0, 1<<20, true)
+	for b := res.Records; len(b) > 0; {
+		h, _ := record.ParseHeader(b)
+		if h.IsControl() {
+			markers++
+			if mk, _, _ := record.ParseMarker(b[:h.Size], &h); !mk.Commit {
+				t.Fatalf("the abort marker at %d outlived delete.retention.ms", h.BaseOffset)
+			}
+		}
+		b = b[h.Size:]
+	}
+	if list, _ := l.segs[0].txns(); markers != 1 || len(list) != 0 {
+		t.Fatalf("%d markers and index entries %+v after delete.retention.ms, want the commit marker alone", markers, list)
+	}
+	// The producer state rebuilt from the cleaned log has no transaction
+	// left open by a marker the cleaner removed.
+	end := l.LogEndOffset()
+	l.Close()
+	os.Remove(filepath.Join(dir, cleanShutdownFile))
+	removeSnapshots(dir)
+	l2, err := Open(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	if l2.LastStableOffset() != end {
+		t.Fatalf("LSO %d after rebuilding from the cleaned log, want the log end %d", l2.LastStableOffset(), end)
 	}
 }
 
