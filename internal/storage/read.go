@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sort"
@@ -106,18 +107,23 @@ func (l *Log) readCommitted(offset int64, maxBytes int32, minOneBatch bool) (Rea
 	return res, nil
 }
 
-// lastOffsetOf is the last offset of the last whole batch in b.
+// lastOffsetOf is the last offset of the last whole batch in b (which
+// holds whole batches only): the batches are walked by their length fields
+// and only the last header is parsed.
 func lastOffsetOf(b []byte) int64 {
-	last := int64(-1)
+	last := 0
 	for pos := 0; len(b)-pos >= record.BatchHeaderSize; {
-		h, ok := record.ParseHeader(b[pos:])
-		if !ok || pos+int(h.Size) > len(b) {
+		size := int(int32(binary.BigEndian.Uint32(b[pos+record.PosLength:]))) + record.LogOverhead
+		if size < record.BatchHeaderSize || pos+size > len(b) {
 			break
 		}
-		last = h.LastOffset
-		pos += int(h.Size)
+		last, pos = pos, pos+size
 	}
-	return last
+	h, ok := record.ParseHeader(b[last:])
+	if !ok {
+		return -1
+	}
+	return h.LastOffset
 }
 
 // ReadUpTo is Read bounded by upTo instead of the high watermark: no batch
