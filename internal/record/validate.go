@@ -20,6 +20,10 @@ type ProduceRules struct {
 	// RequireKeys is cleanup.policy including compact: the cleaner could never
 	// tell which record a keyless one supersedes.
 	RequireKeys bool
+	// Coordinator is a batch a coordinator of this broker writes (Kafka's
+	// AppendOrigin.COORDINATOR): a producer's batch without a sequence, as
+	// the group coordinator writes a TxnOffsetCommit, is accepted.
+	Coordinator bool
 }
 
 // Batch is a produced batch that passed ValidateProduced.
@@ -105,7 +109,7 @@ func ValidateProduced(raw []byte, rules *ProduceRules) (Batch, error) {
 	if kb.Attributes&AttrTransactional != 0 && kb.ProducerID < 0 {
 		return bt, fmt.Errorf("%w: transactional record batch without a producer id", ErrInvalidRecord)
 	}
-	if kb.ProducerID >= 0 && kb.FirstSequence < 0 {
+	if kb.ProducerID >= 0 && kb.FirstSequence < 0 && !rules.Coordinator {
 		return bt, fmt.Errorf("%w: invalid sequence number %d in record batch with producer id %d",
 			ErrInvalidRecord, kb.FirstSequence, kb.ProducerID)
 	}

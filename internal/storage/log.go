@@ -515,6 +515,22 @@ func (l *Log) Dir() string { return l.dir }
 // timestamp/attributes and CRC as Kafka does), checks idempotent-producer sequence,
 // and writes it. now is the broker clock.
 func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
+	return l.append(batch, now, false)
+}
+
+// AppendAsCoordinator appends a batch a coordinator of this broker built,
+// as Kafka's UnifiedLog.appendAsLeader with AppendOrigin.COORDINATOR: it is
+// validated as a produced batch, but a producer's batch needs no sequence
+// (the group coordinator writes a transaction's offsets, TxnOffsetCommit,
+// with the producer's id and epoch and no sequence) and none is checked;
+// the producer epoch and the transactional state are, so such a batch
+// starts or continues the producer's transaction in this partition, which
+// its marker (AppendTxnMarker) ends.
+func (l *Log) AppendAsCoordinator(batch []byte, now time.Time) (AppendResult, error) {
+	return l.append(batch, now, true)
+}
+
+func (l *Log) append(batch []byte, now time.Time, coordinator bool) (AppendResult, error) {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	if l.isClosed() {
@@ -522,6 +538,7 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 	}
 	cfg := &l.cfg
 	rules := cfg.produceRules(now)
+	rules.Coordinator = coordinator
 	bt, err := record.ValidateProduced(batch, &rules)
 	if err != nil {
 		return AppendResult{}, err
@@ -529,7 +546,11 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 	h := &bt.Header
 	next := l.end.Load().offset
 	hasProducer := h.ProducerID >= 0
-	if hasProducer {
+	if hasProducer && coordinator && h.BaseSequence < 0 {
+		if err := l.ps.checkCoordinatorBatch(h.ProducerID, h.ProducerEpoch, next, h.IsTransactional()); err != nil {
+			return AppendResult{}, err
+		}
+	} else if hasProducer {
 		if dup, ok := l.ps.findDuplicate(h.ProducerID, h.ProducerEpoch, h.BaseSequence, h.LastSequence()); ok {
 			res := AppendResult{BaseOffset: dup.firstOffset, LastOffset: dup.lastOffset, LogAppendTime: -1,
 				LogStartOffset: l.logStart.Load(), Duplicate: true}
@@ -563,7 +584,7 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 	}
 	if hasProducer {
 		l.ps.update(h.ProducerID, h.ProducerEpoch, batchMeta{
-			firstSeq: h.BaseSequence, lastSeq: h.LastSequence(),
+			firstSeq: h.BaseSequence, lastSeq: lastSequence(h),
 			firstOffset: next, lastOffset: lastOffset, maxTimestamp: maxTs,
 		}, h.IsTransactional())
 		l.syncUnstable() // before the high watermark passes a new transaction's start
@@ -576,6 +597,15 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 	// The batch is in the log whatever the flush does; a failed flush is a
 	// storage error for the producer, as in Kafka, whose retry is a duplicate.
 	return res, l.maybeFlushLocked(now)
+}
+
+// lastSequence is the batch's last sequence, -1 for a batch without one (a
+// coordinator's), as Kafka's DefaultRecordBatch.lastSequence.
+func lastSequence(h *record.BatchHeader) int32 {
+	if h.BaseSequence < 0 {
+		return -1
+	}
+	return h.LastSequence()
 }
 
 // write puts a stamped batch (h describes it) at the end of the active

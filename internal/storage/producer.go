@@ -187,6 +187,25 @@ func (ps *producerState) check(pid int64, epoch int16, firstSeq int32, offset in
 	return nil
 }
 
+// checkCoordinatorBatch is check for a batch without a sequence that a
+// coordinator writes for a producer: only its epoch and transactional
+// state are checked, as Kafka's ProducerAppendInfo does for the
+// coordinator's origin.
+func (ps *producerState) checkCoordinatorBatch(pid int64, epoch int16, offset int64, transactional bool) error {
+	e := ps.producers[pid]
+	if e == nil {
+		return nil
+	}
+	if epoch < e.epoch {
+		return fmt.Errorf("%w: epoch of producer %d at offset %d is %d, which is smaller than the last seen epoch %d",
+			ErrInvalidProducerEpoch, pid, offset, epoch, e.epoch)
+	}
+	if e.txnFirst >= 0 && !transactional {
+		return fmt.Errorf("%w: expected transactional write from producer %d at offset %d", ErrInvalidTxnState, pid, offset)
+	}
+	return nil
+}
+
 func inSequence(last, next int32) bool {
 	return int64(next) == int64(last)+1 || (next == 0 && last == 1<<31-1)
 }
@@ -323,7 +342,7 @@ func (ps *producerState) apply(h *record.BatchHeader, raw []byte) (completedTxn,
 	}
 	ps.update(h.ProducerID, h.ProducerEpoch, batchMeta{
 		firstSeq:     h.BaseSequence,
-		lastSeq:      record.IncrementSequence(h.BaseSequence, int32(h.LastOffset-h.BaseOffset)),
+		lastSeq:      lastSequence(h),
 		firstOffset:  h.BaseOffset,
 		lastOffset:   h.LastOffset,
 		maxTimestamp: h.MaxTimestamp,

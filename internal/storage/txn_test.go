@@ -629,3 +629,36 @@ func FuzzTransactions(f *testing.F) {
 		check(l3, "recovered")
 	})
 }
+
+// A coordinator's transactional batch has no sequence (the group
+// coordinator's TxnOffsetCommit): AppendAsCoordinator takes it, checks the
+// epoch, and the marker ends its transaction; a client's such batch is
+// refused.
+func TestCoordinatorBatchesWithoutSequence(t *testing.T) {
+	l, _ := openTestLog(t, smallConfig())
+	b := testBatch{n: 1, pid: 9, epoch: 2, seq: -1, attrs: record.AttrTransactional}
+	if _, err := l.Append(b.build(t), testNow); !errors.Is(err, record.ErrInvalidRecord) {
+		t.Fatalf("a client's producer batch without a sequence: %v", err)
+	}
+	res, err := l.AppendAsCoordinator(b.build(t), testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AppendAsCoordinator(b.build(t), testNow); err != nil { // no duplicate detection without a sequence
+		t.Fatal(err)
+	}
+	if l.LastStableOffset() != res.BaseOffset {
+		t.Fatalf("LSO %d, want the coordinator's transaction at %d", l.LastStableOffset(), res.BaseOffset)
+	}
+	old := testBatch{n: 1, pid: 9, epoch: 1, seq: -1, attrs: record.AttrTransactional}
+	if _, err := l.AppendAsCoordinator(old.build(t), testNow); !errors.Is(err, ErrInvalidProducerEpoch) {
+		t.Fatalf("an older epoch: %v", err)
+	}
+	mustMarker(t, l, 9, 2, true, 0)
+	if l.LastStableOffset() != l.LogEndOffset() {
+		t.Fatalf("LSO %d after the marker, log end %d", l.LastStableOffset(), l.LogEndOffset())
+	}
+	if ps, _ := l.Producers(); len(ps) != 1 || ps[0].LastSequence != -1 {
+		t.Fatalf("producers %+v", ps)
+	}
+}
