@@ -115,21 +115,21 @@ func decodeSnapshot(b []byte) (*producerState, error) {
 		ts := int64(binary.BigEndian.Uint64(e[26:]))
 		coordinatorEpoch := int32(binary.BigEndian.Uint32(e[34:]))
 		txnFirst := int64(binary.BigEndian.Uint64(e[38:]))
-		if pid < 0 || delta < 0 || txnFirst < -1 || (lastSeq >= 0 && lastOffset < int64(delta)) {
+		if pid < 0 || delta < 0 || txnFirst < -1 || lastOffset < int64(delta) {
 			return nil, fmt.Errorf("%w: entry for producer %d", errBadSnapshot, pid)
 		}
+		// An entry without a sequence (a coordinator's batch, or the marker
+		// of a producer whose batches its epoch bump forgot) comes back as
+		// a batch without one: the next batch of that epoch starts at 0,
+		// as after the original.
+		firstSeq := int32(-1)
 		if lastSeq >= 0 {
-			ps.update(pid, epoch, batchMeta{
-				firstSeq: record.DecrementSequence(lastSeq, delta), lastSeq: lastSeq,
-				firstOffset: lastOffset - int64(delta), lastOffset: lastOffset, maxTimestamp: ts,
-			}, false)
-		} else {
-			// No batch: an entry a marker's epoch bump emptied.
-			if ps.producers[pid] == nil {
-				ps.producers[pid] = newProducerEntry(epoch)
-			}
-			ps.producers[pid].markerOffset = lastOffset
+			firstSeq = record.DecrementSequence(lastSeq, delta)
 		}
+		ps.update(pid, epoch, batchMeta{
+			firstSeq: firstSeq, lastSeq: lastSeq,
+			firstOffset: lastOffset - int64(delta), lastOffset: lastOffset, maxTimestamp: ts,
+		}, false)
 		en := ps.producers[pid]
 		en.coordinatorEpoch, en.lastTimestamp = coordinatorEpoch, ts
 		en.txnFirst = txnFirst
