@@ -662,3 +662,61 @@ func TestCoordinatorBatchesWithoutSequence(t *testing.T) {
 		t.Fatalf("producers %+v", ps)
 	}
 }
+
+// Readers run beside the writer: a read_committed read never returns a
+// record at or past the LSO, and every aborted batch it returns is covered
+// by one of the aborted transactions it returns (run with -race).
+func TestReadCommittedBesideAppendsAndMarkers(t *testing.T) {
+	l, _ := openTestLog(t, smallConfig())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		seq := int32(0)
+		for i := 0; i < 300; i++ {
+			if _, err := l.Append(txnBatch(1, 0, seq, 2, "r"), testNow); err != nil {
+				t.Error(err)
+				return
+			}
+			seq += 2
+			if _, err := l.AppendTxnMarker(TxnMarker{ProducerID: 1, Commit: i%3 != 0}, testNow); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		off := l.LogStartOffset()
+		for off < l.LastStableOffset() {
+			res, err := l.ReadCommitted(off, 4096, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Records) == 0 {
+				break
+			}
+			last := lastOffsetOf(res.Records)
+			if last >= l.LastStableOffset() {
+				t.Fatalf("read_committed returned offset %d at or past the LSO", last)
+			}
+			for b := res.Records; len(b) > 0; {
+				h, _ := record.ParseHeader(b)
+				b = b[h.Size:]
+				if h.IsControl() {
+					continue
+				}
+				// Every third transaction (i%3 == 0) aborted: batch offsets 0, 9, 18, ...
+				if aborted := (h.BaseOffset/3)%3 == 0; aborted && !slices.ContainsFunc(res.AbortedTxns, func(a AbortedTxn) bool {
+					return a.FirstOffset == h.BaseOffset
+				}) {
+					t.Fatalf("aborted batch at %d returned without its aborted transaction (%+v)", h.BaseOffset, res.AbortedTxns)
+				}
+			}
+			off = last + 1
+		}
+	}
+}
