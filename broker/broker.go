@@ -235,7 +235,7 @@ func (b *Broker) watchPartitionLogs() {
 	b.metrics.WatchPartitions(func(yield func(metrics.PartitionLog)) {
 		logs.EachLog(func(topic string, partition int32, l *storage.Log) {
 			yield(metrics.PartitionLog{Topic: topic, Partition: partition,
-				Size: l.Size(), StartOffset: l.LogStartOffset(), EndOffset: l.LogEndOffset()})
+				Size: l.Size(), StartOffset: l.LogStartOffset(), EndOffset: l.LogEndOffset(), LastStableOffset: l.LastStableOffset()})
 		})
 	})
 }

@@ -76,17 +76,39 @@ type Server struct {
 	scram *scram.Service
 	// quotaListings is the last DescribeClientQuotas listing built.
 	quotaListings atomic.Pointer[quotaListing]
+
+	// VerifyTxnPartition is KIP-890 part 1: called, when set, before a
+	// transactional batch is appended, it asks the transaction coordinator
+	// whether the partition is in the producer's ongoing transaction and
+	// refuses the batch when it is not (TRANSACTION_ABORTABLE, answered as
+	// INVALID_TXN_STATE to Produce before v11). Set by the broker's wiring
+	// before it serves; nil appends without asking.
+	VerifyTxnPartition func(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32) error
+	// WriteTxnMarker writes one marker of WriteTxnMarkers. New sets it to
+	// the partition leader's append (replica.Partitions.WriteTxnMarker); the
+	// broker's wiring replaces it so that markers for `__consumer_offsets`
+	// partitions go through the group coordinator, which must complete the
+	// transaction's offsets.
+	WriteTxnMarker func(ctx context.Context, topic string, partition int32, m replica.TxnMarker) error
 }
 
 // New returns the API server over deps.
 func New(deps Deps) *Server {
-	return &Server{
+	s := &Server{
 		Deps:        deps,
 		controller:  controller.New(deps.Broker, deps.Store, deps.CreateTopicPolicy, deps.Logger),
 		producerIDs: txn.NewProducerIDs(deps.Store),
 		scram:       scram.New(deps.Store, deps.Audit),
 		producer:    replica.NewProducer(deps.Logs, deps.Metrics.BytesIn),
 	}
+	s.WriteTxnMarker = s.writeTxnMarkerToLog
+	return s
+}
+
+// writeTxnMarkerToLog is WriteTxnMarker's default: the partition leader
+// appends the marker to its log.
+func (s *Server) writeTxnMarkerToLog(ctx context.Context, topic string, partition int32, m replica.TxnMarker) error {
+	return s.Logs.WriteTxnMarker(ctx, s.Store.Snapshot(), topic, partition, m)
 }
 
 // Supports reports the version range of key (wire.Versions).

@@ -37,6 +37,8 @@ var errorTable = []struct {
 	{storage.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
 	{storage.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
 	{storage.ErrUnknownProducerID, kerr.UnknownProducerID},
+	{storage.ErrInvalidTxnState, kerr.InvalidTxnState},
+	{storage.ErrTransactionCoordinatorFenced, kerr.TransactionCoordinatorFenced},
 	{storage.ErrStorage, kerr.KafkaStorageError},
 	{record.ErrRecordListTooLarge, kerr.RecordListTooLarge},
 	{record.ErrUnsupportedCompressionType, kerr.UnsupportedCompressionType},

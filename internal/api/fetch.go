@@ -14,7 +14,12 @@ package api
 // not know gets FETCH_SESSION_ID_NOT_FOUND. The high watermark, the last
 // stable offset and the leader epoch check (KIP-320) are the partition's
 // state (internal/replica), which also refuses follower fetches while
-// every partition has one replica. There are no aborted transactions.
+// every partition has one replica. isolation_level READ_COMMITTED (1)
+// reads up to the last stable offset and returns the aborted transactions
+// among the batches read, so the consumer can drop theirs (Kafka's
+// collectAbortedTxns); READ_UNCOMMITTED reads up to the high watermark.
+// The long poll is woken by every append and marker, so a read_committed
+// fetch answers once a marker moves the last stable offset.
 
 import (
 	"context"
@@ -97,7 +102,7 @@ func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32,
 			n += len(rt.Partitions)
 		}
 	}
-	budget := replica.NewFetchRead(maxBytes, n, watch)
+	budget := replica.NewFetchRead(maxBytes, n, watch, req.IsolationLevel == 1)
 	for _, rt := range req.Topics {
 		st := kmsg.NewFetchResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
@@ -119,6 +124,11 @@ func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32,
 					f, err = budget.Partition(&pt, rp.CurrentLeaderEpoch, rp.FetchOffset, rp.PartitionMaxBytes)
 					sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = f.HighWatermark, f.LastStableOffset, f.LogStartOffset
 					sp.RecordBatches = f.Records
+					for _, a := range f.AbortedTxns {
+						at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+						at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
+						sp.AbortedTransactions = append(sp.AbortedTransactions, at)
+					}
 				}
 			}
 			if err != nil {

@@ -10,12 +10,18 @@ package api
 // the connection so the client notices), 1 (the leader's append) or -1
 // (every in-sync replica, at least min.insync.replicas of them:
 // replica.Partition.AppendAsLeader). v13 names topics by id.
-// Transactional batches are refused (no transaction coordinator yet), and
-// so is any batch for `__consumer_offsets`, which only the group coordinator
-// writes (INVALID_TOPIC_EXCEPTION, as Kafka).
+// Transactional batches need the request's transactional id, with WRITE on
+// it (else the whole request is TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as
+// Kafka answers), and, when the broker wires KIP-890 part 1
+// (Server.VerifyTxnPartition), the coordinator's word that the partition is
+// in the producer's transaction; the log checks their epoch, sequence and
+// transactional state (internal/storage). Control batches are the broker's
+// own (INVALID_RECORD), and so is any batch for `__consumer_offsets`, which
+// only the group coordinator writes (INVALID_TOPIC_EXCEPTION, as Kafka).
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -23,6 +29,7 @@ import (
 
 	"kbroker/internal/group"
 	"kbroker/internal/meta"
+	"kbroker/internal/record"
 	"kbroker/internal/replica"
 	"kbroker/internal/wire"
 )
@@ -36,7 +43,9 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 	snap := s.Store.Snapshot()
 	now := time.Now()
 	failed := false
-	transactionalOK := s.produceTransactionalAllowed(c, req)
+	// Kafka refuses transactional records without a transactional id as it
+	// refuses an unauthorized one, authorizer or not.
+	transactionalOK := s.produceTransactionalAllowed(c, req) && (req.TransactionID != nil || !hasTransactionalBatch(req))
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
@@ -48,7 +57,9 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 			if acksErr != nil {
 				err = acksErr
 			} else if err = s.produceAllowed(c, snap, ref, transactionalOK); err == nil {
-				err = s.produceOne(snap, ref, req.Acks, rp.Records, now, &sp)
+				if err = s.verifyTxnPartition(ctx, req, ref, rp.Records); err == nil {
+					err = s.produceOne(snap, ref, req.Acks, rp.Records, now, &sp)
+				}
 			}
 			if err != nil {
 				failed = true
@@ -89,4 +100,29 @@ func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, acks int16, r
 	}
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = res.BaseOffset, res.LogAppendTime, res.LogStartOffset
 	return nil
+}
+
+// verifyTxnPartition asks the transaction coordinator, through the KIP-890
+// hook, whether a transactional batch's partition is in its producer's
+// transaction. A refusal reaches clients of Produce v10 and older as
+// INVALID_TXN_STATE, which they know, instead of TRANSACTION_ABORTABLE.
+func (s *Server) verifyTxnPartition(ctx context.Context, req *kmsg.ProduceRequest, ref partitionRef, records []byte) error {
+	if s.VerifyTxnPartition == nil || req.TransactionID == nil {
+		return nil
+	}
+	h, ok := record.ParseHeader(records)
+	if !ok || !h.IsTransactional() || h.IsControl() {
+		return nil // the log refuses what is not a transactional data batch
+	}
+	topic := ref.name
+	if ref.byID {
+		if t := s.Store.Snapshot().TopicByID(meta.TopicID(ref.id)); t != nil {
+			topic = t.Name
+		}
+	}
+	err := s.VerifyTxnPartition(ctx, *req.TransactionID, h.ProducerID, h.ProducerEpoch, topic, ref.partition)
+	if err != nil && req.Version < 11 && errors.Is(err, kerr.TransactionAbortable) {
+		return newError(kerr.InvalidTxnState, err.Error())
+	}
+	return err
 }

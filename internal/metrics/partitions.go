@@ -14,6 +14,9 @@ type PartitionLog struct {
 	Size        int64 // bytes in its segments
 	StartOffset int64
 	EndOffset   int64
+	// LastStableOffset is where read_committed consumers stop: the first
+	// offset of the earliest open transaction, else the high watermark.
+	LastStableOffset int64
 }
 
 // PartitionLogs lists the logs open on this broker, calling yield for each.
@@ -21,7 +24,11 @@ type PartitionLogs func(yield func(PartitionLog))
 
 // WatchPartitions exports the size, log start offset and log end offset of
 // every partition logs lists, as Kafka's kafka.log:type=Log metrics
-// (Size, LogStartOffset, LogEndOffset). They are read when /metrics is
+// (Size, LogStartOffset, LogEndOffset), and the LSO lag: the log end offset
+// minus the last stable offset, which grows while a transaction stays open
+// (a hanging transaction holds read_committed consumers back by that many
+// offsets) and is 0 on a partition with no open transaction whose high
+// watermark is at the log end. They are read when /metrics is
 // scraped, not kept up to date on every append, so the produce path pays
 // nothing for them; and a deleted topic's series go with its logs, as
 // ForgetTopic drops the per-topic ones.
@@ -35,7 +42,8 @@ var (
 	logSizeDesc       = prometheus.NewDesc("kbroker_log_size_bytes", "Bytes in a partition's log segments.", partitionLabels, nil)
 	logStartDesc      = prometheus.NewDesc("kbroker_log_start_offset", "A partition's log start offset: the first offset still readable.", partitionLabels, nil)
 	logEndOffsetDesc  = prometheus.NewDesc("kbroker_log_end_offset", "A partition's log end offset: the offset the next record appended gets.", partitionLabels, nil)
-	partitionLogDescs = []*prometheus.Desc{logSizeDesc, logStartDesc, logEndOffsetDesc}
+	lsoLagDesc        = prometheus.NewDesc("kbroker_log_lso_lag", "A partition's log end offset minus its last stable offset: how far read_committed consumers are held back by open transactions (and uncommitted records).", partitionLabels, nil)
+	partitionLogDescs = []*prometheus.Desc{logSizeDesc, logStartDesc, logEndOffsetDesc, lsoLagDesc}
 )
 
 // partitionCollector reads the list WatchPartitions last set; none, no series.
@@ -59,5 +67,6 @@ func (c partitionCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(logSizeDesc, prometheus.GaugeValue, float64(p.Size), p.Topic, part)
 		ch <- prometheus.MustNewConstMetric(logStartDesc, prometheus.GaugeValue, float64(p.StartOffset), p.Topic, part)
 		ch <- prometheus.MustNewConstMetric(logEndOffsetDesc, prometheus.GaugeValue, float64(p.EndOffset), p.Topic, part)
+		ch <- prometheus.MustNewConstMetric(lsoLagDesc, prometheus.GaugeValue, float64(max(p.EndOffset-p.LastStableOffset, 0)), p.Topic, part)
 	})
 }

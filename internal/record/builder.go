@@ -147,3 +147,58 @@ func EndTxnMarker(commit bool, coordinatorEpoch int32, producerID int64, produce
 	b.Add(timestamp, key.AppendTo(nil), value.AppendTo(nil))
 	return b.Build()
 }
+
+// Marker is what the control record of a transaction marker says.
+type Marker struct {
+	Commit           bool
+	CoordinatorEpoch int32
+}
+
+// ParseMarker reads the control record of a stored control batch (h
+// describes raw): its type (commit or abort) and the coordinator epoch.
+// ok is false for a control batch with no records (the cleaner may leave
+// one, EmptyCopy) or whose record is no transaction marker (KRaft's
+// control types); a record that does not parse is ErrCorruptMessage.
+func ParseMarker(raw []byte, h *BatchHeader) (m Marker, ok bool, err error) {
+	if !h.IsControl() || h.NumRecords == 0 {
+		return m, false, nil
+	}
+	records, err := Section(raw, h)
+	if err != nil {
+		return m, false, err
+	}
+	rr := NewReader(records, h.NumRecords)
+	var rec Record
+	if !rr.Next(&rec) {
+		if err := rr.Err(); err != nil {
+			return m, false, fmt.Errorf("%w: control batch at offset %d: %v", ErrCorruptMessage, h.BaseOffset, err)
+		}
+		return m, false, nil
+	}
+	var key kmsg.ControlRecordKey
+	if err := key.ReadFrom(rec.Key); err != nil {
+		return m, false, fmt.Errorf("%w: control record key at offset %d: %v", ErrCorruptMessage, h.BaseOffset, err)
+	}
+	if key.Type != kmsg.ControlRecordKeyTypeAbort && key.Type != kmsg.ControlRecordKeyTypeCommit {
+		return m, false, nil
+	}
+	var value kmsg.EndTxnMarker
+	if err := value.ReadFrom(rec.Value); err != nil {
+		return m, false, fmt.Errorf("%w: transaction marker value at offset %d: %v", ErrCorruptMessage, h.BaseOffset, err)
+	}
+	return Marker{Commit: key.Type == kmsg.ControlRecordKeyTypeCommit, CoordinatorEpoch: value.CoordinatorEpoch}, true, nil
+}
+
+// Restamp sets a stored batch's base offset (shifting its last offset with
+// it) and partition leader epoch in place and recomputes its CRC, for a
+// batch the broker built itself (a transaction marker) and now appends as
+// leader. It returns the batch's header.
+func Restamp(batch []byte, baseOffset int64, leaderEpoch int32) (BatchHeader, bool) {
+	if len(batch) < BatchHeaderSize {
+		return BatchHeader{}, false
+	}
+	binary.BigEndian.PutUint64(batch[PosBaseOffset:], uint64(baseOffset))
+	binary.BigEndian.PutUint32(batch[PosLeaderEpoch:], uint32(leaderEpoch))
+	setCRC(batch)
+	return ParseHeader(batch)
+}

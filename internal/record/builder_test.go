@@ -160,7 +160,7 @@ func TestBuiltProducerBatchPassesProduceValidation(t *testing.T) {
 	}
 }
 
-func TestProduceValidationRefusesBuiltControlAndTransactionalBatches(t *testing.T) {
+func TestProduceValidationRefusesControlAcceptsTransactionalBatches(t *testing.T) {
 	rules := ProduceRules{MaxBatchBytes: 1 << 20, MaxSegmentBytes: 1 << 30}
 	marker, err := EndTxnMarker(true, 4, 9, 1, 3_000)
 	if err != nil {
@@ -173,8 +173,36 @@ func TestProduceValidationRefusesBuiltControlAndTransactionalBatches(t *testing.
 	b.ProducerID, b.ProducerEpoch, b.BaseSequence, b.Transactional = 9, 1, 0, true
 	b.Add(3_000, []byte("k"), []byte("v"))
 	txn, _ := b.Build()
-	if _, err := ValidateProduced(txn, &rules); !errors.Is(err, ErrInvalidRecord) {
+	bt, err := ValidateProduced(txn, &rules)
+	if err != nil || !bt.Header.IsTransactional() {
 		t.Fatalf("a transactional batch: %v", err)
+	}
+	// Without a producer id a transactional batch means nothing.
+	b = NewBuilder()
+	b.Transactional = true
+	b.Add(3_000, []byte("k"), []byte("v"))
+	anon, _ := b.Build()
+	if _, err := ValidateProduced(anon, &rules); !errors.Is(err, ErrInvalidRecord) {
+		t.Fatalf("a transactional batch without producer: %v", err)
+	}
+}
+
+func TestParseMarkerReadsWhatEndTxnMarkerWrote(t *testing.T) {
+	for _, commit := range []bool{true, false} {
+		raw, err := EndTxnMarker(commit, 17, 1234, 5, 7_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, _ := ParseHeader(raw)
+		m, ok, err := ParseMarker(raw, &h)
+		if err != nil || !ok || m.Commit != commit || m.CoordinatorEpoch != 17 {
+			t.Fatalf("commit %v: %+v %v %v", commit, m, ok, err)
+		}
+		empty := EmptyCopy(raw, &h)
+		eh, _ := ParseHeader(empty)
+		if _, ok, err := ParseMarker(empty, &eh); ok || err != nil {
+			t.Fatalf("emptied marker: %v %v", ok, err)
+		}
 	}
 }
 

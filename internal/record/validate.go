@@ -20,6 +20,10 @@ type ProduceRules struct {
 	// RequireKeys is cleanup.policy including compact: the cleaner could never
 	// tell which record a keyless one supersedes.
 	RequireKeys bool
+	// Coordinator is a batch a coordinator of this broker writes (Kafka's
+	// AppendOrigin.COORDINATOR): a producer's batch without a sequence, as
+	// the group coordinator writes a TxnOffsetCommit, is accepted.
+	Coordinator bool
 }
 
 // Batch is a produced batch that passed ValidateProduced.
@@ -95,15 +99,17 @@ func ValidateProduced(raw []byte, rules *ProduceRules) (Batch, error) {
 	if err := checkCount(&kb); err != nil {
 		return bt, err
 	}
+	// Control batches (transaction markers) are written by the broker when a
+	// transaction coordinator asks (WriteTxnMarkers), never by a client.
 	if kb.Attributes&AttrControl != 0 {
 		return bt, fmt.Errorf("%w: clients are not allowed to write control records", ErrInvalidRecord)
 	}
-	// Transactions are not implemented yet (no AddPartitionsToTxn / markers): a
-	// transactional batch could never be committed or aborted, so refuse it.
-	if kb.Attributes&AttrTransactional != 0 {
-		return bt, fmt.Errorf("%w: transactional record batches are not supported by this broker", ErrInvalidRecord)
+	// A transactional batch needs a producer id, as Kafka's ProduceRequest
+	// validation requires; its epoch and sequence are the log's to check.
+	if kb.Attributes&AttrTransactional != 0 && kb.ProducerID < 0 {
+		return bt, fmt.Errorf("%w: transactional record batch without a producer id", ErrInvalidRecord)
 	}
-	if kb.ProducerID >= 0 && kb.FirstSequence < 0 {
+	if kb.ProducerID >= 0 && kb.FirstSequence < 0 && !rules.Coordinator {
 		return bt, fmt.Errorf("%w: invalid sequence number %d in record batch with producer id %d",
 			ErrInvalidRecord, kb.FirstSequence, kb.ProducerID)
 	}

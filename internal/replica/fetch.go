@@ -12,14 +12,16 @@ import (
 type FetchRead struct {
 	maxBytes, total int32
 	watch           bool
+	readCommitted   bool
 	keys            []Key // the partitions read, when watching
 }
 
 // NewFetchRead starts an answer of at most maxBytes over up to partitions
 // partitions; with watch it remembers the partitions it read, for a long
-// poll to wait on.
-func NewFetchRead(maxBytes int32, partitions int, watch bool) FetchRead {
-	f := FetchRead{maxBytes: maxBytes, watch: watch}
+// poll to wait on. readCommitted is isolation_level READ_COMMITTED: reads
+// stop at the last stable offset and carry the aborted transactions.
+func NewFetchRead(maxBytes int32, partitions int, watch, readCommitted bool) FetchRead {
+	f := FetchRead{maxBytes: maxBytes, watch: watch, readCommitted: readCommitted}
 	if watch {
 		f.keys = make([]Key, 0, partitions)
 	}
@@ -37,7 +39,7 @@ func (f *FetchRead) Partition(pt *Partition, leaderEpoch int32, offset int64, pa
 		f.keys = append(f.keys, pt.Key)
 	}
 	limit := min(partitionMax, f.maxBytes-f.total)
-	fetched, err := pt.Read(offset, max(limit, 0), f.total == 0)
+	fetched, err := pt.Read(offset, max(limit, 0), f.total == 0, f.readCommitted)
 	f.total += int32(len(fetched.Records))
 	return fetched, err
 }

@@ -31,7 +31,7 @@ func TestFetchReadBudgetAndLongPoll(t *testing.T) {
 		}
 		pts[i] = pt
 	}
-	budget := NewFetchRead(10, 2, true)
+	budget := NewFetchRead(10, 2, true, false)
 	first, err := budget.Partition(&pts[0], -1, 0, 1<<20)
 	if err != nil || len(first.Records) == 0 {
 		t.Fatalf("first partition: %d bytes, %v; want its whole first batch", len(first.Records), err)

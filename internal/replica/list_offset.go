@@ -19,7 +19,9 @@ var ErrUnknownSpecialTimestamp = errors.New("unknown special timestamp")
 // ListOffset is the offset ListOffsets answers for timestamp ts, and the
 // timestamp of its record where the rule finds one (-1 otherwise): for
 // ts ≥ 0 the first record whose timestamp is at least ts, or -1 and -1
-// when there is none; for a special timestamp the position it names.
+// when there is none (or when that record is at or past the high
+// watermark, or for readCommitted the last stable offset); for a special
+// timestamp the position it names.
 func (pt *Partition) ListOffset(ts int64, readCommitted bool) (offset, timestamp int64, err error) {
 	switch ts {
 	case OffsetLatest:
@@ -40,6 +42,15 @@ func (pt *Partition) ListOffset(ts int64, readCommitted bool) (offset, timestamp
 	offset, timestamp, ok, err := pt.OffsetForTimestamp(ts)
 	if err != nil || !ok {
 		return -1, -1, err
+	}
+	// As Kafka's fetchOffsetForTimestamp: a record a consumer of that
+	// isolation level may not read yet is no answer.
+	fetchable := pt.HighWatermark()
+	if readCommitted {
+		fetchable = pt.LastStableOffset()
+	}
+	if offset >= fetchable {
+		return -1, -1, nil
 	}
 	return offset, timestamp, nil
 }

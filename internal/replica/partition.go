@@ -48,9 +48,9 @@ func (p *Partitions) Lead(snap *meta.Snapshot, t *meta.Topic, partition int32) (
 func (pt *Partition) HighWatermark() int64 { return pt.log.HighWatermark() }
 
 // LastStableOffset is the end of what read_committed consumers may read:
-// the first offset of a transaction still open. Without transactions it is
-// the high watermark.
-func (pt *Partition) LastStableOffset() int64 { return pt.HighWatermark() }
+// the first offset of the earliest transaction still open, else the high
+// watermark.
+func (pt *Partition) LastStableOffset() int64 { return pt.log.LastStableOffset() }
 
 // LogStartOffset is the first offset still in the log.
 func (pt *Partition) LogStartOffset() int64 { return pt.log.LogStartOffset() }
@@ -60,20 +60,34 @@ func (pt *Partition) LogStartOffset() int64 { return pt.log.LogStartOffset() }
 type Fetched struct {
 	Records                                         []byte
 	HighWatermark, LastStableOffset, LogStartOffset int64
+	// AbortedTxns (read_committed only) are the aborted transactions that
+	// overlap Records: the consumer drops their batches.
+	AbortedTxns []storage.AbortedTxn
 }
 
 // Read returns whole record batches from offset for a consumer, at most
 // maxBytes unless the first is larger and minOneBatch (KIP-74). A consumer
 // reads up to the high watermark, which with one replica is the log end,
-// where the log's read stops. On error the offsets are the current ones.
-func (pt *Partition) Read(offset int64, maxBytes int32, minOneBatch bool) (Fetched, error) {
-	res, err := pt.log.Read(offset, maxBytes, minOneBatch)
-	if err != nil {
-		hw := pt.HighWatermark()
-		return Fetched{HighWatermark: hw, LastStableOffset: hw, LogStartOffset: pt.LogStartOffset()}, err
+// where the log's read stops; a read_committed one (readCommitted) up to
+// the last stable offset, and learns the aborted transactions among what it
+// read. On error the offsets are the current ones.
+func (pt *Partition) Read(offset int64, maxBytes int32, minOneBatch, readCommitted bool) (Fetched, error) {
+	var res storage.ReadResult
+	var err error
+	if readCommitted {
+		res, err = pt.log.ReadCommitted(offset, maxBytes, minOneBatch)
+	} else {
+		res, err = pt.log.Read(offset, maxBytes, minOneBatch)
 	}
-	return Fetched{Records: res.Records, HighWatermark: res.HighWatermark, LastStableOffset: res.HighWatermark, LogStartOffset: res.LogStartOffset}, nil
+	if err != nil {
+		return Fetched{HighWatermark: pt.HighWatermark(), LastStableOffset: pt.LastStableOffset(), LogStartOffset: pt.LogStartOffset()}, err
+	}
+	return Fetched{Records: res.Records, HighWatermark: res.HighWatermark, LastStableOffset: res.LastStableOffset,
+		LogStartOffset: res.LogStartOffset, AbortedTxns: res.AbortedTxns}, nil
 }
+
+// Producers are the producers with state in the partition (DescribeProducers).
+func (pt *Partition) Producers() ([]storage.ProducerInfo, error) { return pt.log.Producers() }
 
 // AppendAsLeader validates and appends a producer's batch. acks=all (-1)
 // needs min.insync.replicas replicas in sync first; with one replica the

@@ -109,7 +109,7 @@ func TestAcksAllNeedsMinInsyncReplicas(t *testing.T) {
 			t.Fatalf("acks=%d, min.insync.replicas %d: %v", acks, minInsync, err)
 		}
 	}
-	f, err := pt.Read(0, 1<<20, true)
+	f, err := pt.Read(0, 1<<20, true, false)
 	if err != nil || f.HighWatermark != 2 || f.LastStableOffset != 2 || len(f.Records) == 0 {
 		t.Fatalf("read after two appends: %+v, %v", f, err)
 	}

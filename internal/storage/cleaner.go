@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +31,10 @@ import (
 //     segment below the mapped end, in groups that fit one segment, keeping the
 //     latest record per key. Tombstones are kept until delete.retention.ms after
 //     the first round that saw them (their batch's delete horizon).
+//   - Transactions (cleaner_batch.go): only offsets below the last stable
+//     offset are cleaned; records of aborted transactions are removed and not
+//     mapped; a marker whose transaction has no batch left gets a delete
+//     horizon, then goes.
 //   - Each group is written to "<base>.log.cleaned" (and indexes), synced,
 //     renamed to ".swap", swapped in for its source segments under the append
 //     lock, and renamed into place. Open finishes a swap whose .log.swap exists
@@ -100,10 +105,11 @@ func (l *Log) state(nowMs int64) (cleanState, bool) {
 	if c.firstDirty < logStart || c.firstDirty > end {
 		c.firstDirty = logStart
 	}
-	// Uncommitted offsets (at or past the high watermark) are not cleaned, as
-	// Kafka bounds cleaning by the last stable offset, itself at most the high
-	// watermark.
-	unclean := min(end, all[len(all)-1].base, l.hw.Load())
+	// Offsets at or past the last stable offset (uncommitted, or in a
+	// transaction still open) are not cleaned, as Kafka bounds cleaning by
+	// the first unstable offset and the high watermark: an open
+	// transaction's outcome decides which of its records survive.
+	unclean := min(end, all[len(all)-1].base, l.LastStableOffset())
 	if lag := c.cfg.MinCompactionLagMs; lag > 0 {
 		for i, s := range c.segs {
 			if nextBase(all, i) > c.firstDirty && s.largestTimestamp() > nowMs-lag {
@@ -181,10 +187,15 @@ func (l *Log) cleanRange(c *cleanState, nowMs int64, res *CleanResult) error {
 		upperBound:  c.firstUncleanable,
 		cfg:         &c.cfg,
 	}
-	latest, err := l.buildOffsetMap(c, f.keys)
+	aborted, err := collectAbortedTxns(c.all, 0, -1, math.MaxInt64)
 	if err != nil {
 		return err
 	}
+	latest, err := l.buildOffsetMap(c, f.keys, newTxnTracker(aborted))
+	if err != nil {
+		return err
+	}
+	f.txns = newTxnTracker(aborted)
 	if latest < c.firstDirty {
 		return nil
 	}
@@ -213,7 +224,9 @@ func (l *Log) cleanRange(c *cleanState, nowMs int64, res *CleanResult) error {
 // buildOffsetMap maps each key in the dirty range to its latest offset
 // (Cleaner.buildOffsetMap) and returns the last offset covered: the end of the
 // range, or of the last batch mapped when the map filled up.
-func (l *Log) buildOffsetMap(c *cleanState, keys map[string]int64) (int64, error) {
+// The records of aborted transactions are not mapped (Kafka skips them):
+// they are removed, so they must not hide an older committed value.
+func (l *Log) buildOffsetMap(c *cleanState, keys map[string]int64, txns *txnTracker) (int64, error) {
 	latest := int64(-1)
 	for i, s := range c.segs {
 		if nextBase(c.all, i) <= c.firstDirty || s.base >= c.firstUncleanable {
@@ -221,7 +234,7 @@ func (l *Log) buildOffsetMap(c *cleanState, keys map[string]int64) (int64, error
 		}
 		full := false
 		err := l.forEachBatch(s, func(h *record.BatchHeader, raw []byte) error {
-			if h.LastOffset < c.firstDirty {
+			if txns.aborted(h) || h.LastOffset < c.firstDirty {
 				return nil
 			}
 			if len(keys)+int(h.NumRecords) > maxCleanerMapKeys && latest >= c.firstDirty {
@@ -350,6 +363,21 @@ func (l *Log) cleanGroup(group []*segment, f *batchFilter, res *CleanResult) err
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("%w: writing %s.log.cleaned: %v", ErrStorage, out.path, err)
+	}
+	// The cleaned segment keeps its sources' aborted transactions whose
+	// marker it kept: a consumer needs the entry as long as the marker is
+	// there, and must not get one without it (it would drop that
+	// producer's later batches).
+	for _, src := range group {
+		list, err := src.txns()
+		if err != nil {
+			return err
+		}
+		for _, t := range list {
+			if !slices.Contains(f.droppedMarkers, t.LastOffset) {
+				out.txnList = append(out.txnList, t)
+			}
+		}
 	}
 	out.size.Store(pos)
 	// Keep the last source's modification time, which retention falls back on

@@ -18,7 +18,9 @@ const (
 	swapSuffix    = ".swap"
 )
 
-var segmentExts = []string{".log", ".index", ".timeindex"}
+// segmentExts are a segment's files; .txnindex exists only for a segment
+// with aborted transactions (and for every cleaned one).
+var segmentExts = []string{".log", ".index", ".timeindex", txnIndexSuffix}
 
 // createCleanedSegment starts "<base>.log.cleaned". Its index is built in memory
 // as batches are written and saved by finishCleaned. Its file joins the file
@@ -31,6 +33,7 @@ func createCleanedSegment(dir string, base int64, interval int32) (*segment, err
 	}
 	s.loaded = true
 	s.interval = interval
+	s.txnLoaded = true // the cleaner sets its aborted transactions
 	return s, nil
 }
 
@@ -42,6 +45,16 @@ func (s *segment) finishCleaned(mtime time.Time) error {
 		s.appendTimeEntry(s.maxTs, int32(s.maxTsOff-s.base))
 	}
 	err := s.encodeIndex().write(s.path, cleanedSuffix, true)
+	if err == nil {
+		// Written even when empty, so that a swap always renames one and
+		// recovery can tell which generation the final name holds.
+		s.tmu.RLock()
+		b := encodeTxnIndex(s.txnList)
+		s.tmu.RUnlock()
+		if e := writeFile(s.path+txnIndexSuffix+cleanedSuffix, b, true); e != nil {
+			err = fmt.Errorf("%w: writing %s%s%s: %v", ErrStorage, s.path, txnIndexSuffix, cleanedSuffix, e)
+		}
+	}
 	if err == nil {
 		if e := s.f.Sync(); e != nil {
 			err = fmt.Errorf("%w: syncing %s.log%s: %v", ErrStorage, s.path, cleanedSuffix, e)
@@ -64,10 +77,11 @@ func (s *segment) discardCleaned() {
 	}
 }
 
-// renameSegmentFiles renames the three files from one suffix to another, the
-// .log last: whether it carries the new suffix is what recovery goes by.
+// renameSegmentFiles renames the four files of a cleaned segment from one
+// suffix to another, the .txnindex first and the .log last: whether the .log
+// carries the new suffix is what recovery goes by.
 func renameSegmentFiles(path, from, to string) error {
-	for _, ext := range []string{".index", ".timeindex", ".log"} {
+	for _, ext := range []string{txnIndexSuffix, ".index", ".timeindex", ".log"} {
 		if err := os.Rename(path+ext+from, path+ext+to); err != nil {
 			return fmt.Errorf("%w: %v", ErrStorage, err)
 		}
@@ -159,7 +173,10 @@ func recoverCleanerFiles(dir string) error {
 			}
 		case strings.HasSuffix(name, swapSuffix):
 			// An index renamed before its .log was: the swap did not commit.
-			stem := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, swapSuffix), ".index"), ".timeindex")
+			stem := strings.TrimSuffix(name, swapSuffix)
+			for _, ext := range []string{".index", ".timeindex", txnIndexSuffix} {
+				stem = strings.TrimSuffix(stem, ext)
+			}
 			if !names[stem+".log"+swapSuffix] {
 				os.Remove(filepath.Join(dir, name))
 			}
@@ -185,6 +202,14 @@ func recoverCleanerFiles(dir string) error {
 		for _, ext := range []string{".index", ".timeindex"} {
 			os.Remove(path + ext)
 			os.Remove(path + ext + swapSuffix)
+		}
+		// The cleaned transaction index cannot be rebuilt from the .log
+		// alone: take it from .swap, or, once renamed (the first of the
+		// files to be), it already has the final name.
+		if _, err := os.Stat(path + txnIndexSuffix + swapSuffix); err == nil {
+			if err := os.Rename(path+txnIndexSuffix+swapSuffix, path+txnIndexSuffix); err != nil {
+				return fmt.Errorf("%w: finishing interrupted segment swap: %v", ErrStorage, err)
+			}
 		}
 		if err := os.Rename(path+".log"+swapSuffix, path+".log"); err != nil {
 			return fmt.Errorf("%w: finishing interrupted segment swap: %v", ErrStorage, err)

@@ -24,7 +24,9 @@
 //     sealed (rolled, or its log closed); the active segment's files are stale
 //     until then. A sealed segment's are read back when first used, and may be
 //     unloaded again to keep within a memory budget.
-//   - <offset>.snapshot: idempotent producer state as of that offset (Kafka's
+//   - <base>.txnindex: the transactions aborted by a marker in the segment, 34-byte
+//     entries as Kafka's TransactionIndex (txnindex.go); only for segments with one.
+//   - <offset>.snapshot: producer state (with open transactions) as of that offset (Kafka's
 //     snapshot format, snapshot.go), written after each roll and on Close; the
 //     newest two are kept.
 //   - cleaner-offset-checkpoint: compacted logs only; the first dirty offset
@@ -42,10 +44,31 @@
 // magic 2, CRC-32C, base offset 0, record count and offset deltas, timestamps
 // within message.timestamp.before/after.max.ms, max.message.bytes), decompressing
 // compressed batches (bounded) to check their records; on a compacted topic every
-// record needs a key. Control and transactional batches are refused: transactions
-// are not implemented. Idempotent producers get Kafka's sequence/epoch checks and
-// duplicate detection over their last 5 batches; a producer idle for
-// producer.id.expiration.ms is forgotten when retention runs. compression.type
+// record needs a key. Control batches come only from AppendTxnMarker (txn.go).
+// Idempotent producers get Kafka's sequence/epoch checks and duplicate
+// detection over their last 5 batches; a producer idle for
+// producer.id.expiration.ms (and with no open transaction) is forgotten when
+// retention runs.
+//
+// Transactions follow Kafka's ProducerStateManager: a transactional batch
+// starts (or continues) its producer's transaction, and a non-transactional
+// one from a producer in a transaction is INVALID_TXN_STATE; AppendTxnMarker
+// writes a coordinator's commit or abort marker (its producer epoch may bump
+// the producer's, an older one is INVALID_PRODUCER_EPOCH; an older
+// coordinator epoch is TRANSACTION_COORDINATOR_FENCED) and ends it. The last
+// stable offset is the first offset of the earliest transaction still open
+// (or whose marker the high watermark has not passed), else the high
+// watermark; ReadCommitted reads below it and returns the aborted
+// transactions overlapping what it read, from each segment's .txnindex
+// (txnindex.go). Producer snapshots carry open transactions, so the LSO
+// comes back after a restart without reading the log; a transaction whose
+// marker a crash lost stays open, holding the LSO, until its coordinator
+// aborts it. The cleaner cleans only below the LSO, drops the records of
+// aborted transactions (and does not let them hide older committed values),
+// and keeps a marker while its transaction has batches in the log; once it
+// has none the marker gets a delete horizon and is dropped, with its
+// aborted-transaction index entry, delete.retention.ms later, as Kafka's
+// cleaner does. compression.type
 // other than producer recompresses a batch whose codec differs (at the topic's
 // compression.<codec>.level), keeping its records, offsets and producer fields.
 //

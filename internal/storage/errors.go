@@ -32,3 +32,13 @@ var (
 // from batch to batch (Kafka's OffsetsOutOfOrderException). Kafka has no
 // error code for either: UNKNOWN_SERVER_ERROR, should one ever reach the wire.
 var ErrUnexpectedAppendOffset = errors.New("batches do not continue the log")
+
+// Transaction refusals of the log (Kafka's ProducerAppendInfo).
+var (
+	// ErrInvalidTxnState is INVALID_TXN_STATE (48): a non-transactional batch
+	// from a producer whose transaction is ongoing in the partition.
+	ErrInvalidTxnState = errors.New("invalid transaction state")
+	// ErrTransactionCoordinatorFenced is TRANSACTION_COORDINATOR_FENCED (52):
+	// a marker from a coordinator epoch older than the last one seen.
+	ErrTransactionCoordinatorFenced = errors.New("transaction coordinator fenced")
+)

@@ -50,7 +50,10 @@ func (l *Log) AppendAsFollower(batches []byte, now time.Time) (AppendResult, err
 		if err := l.write(seg, h, raw); err != nil {
 			return res, err
 		}
-		l.ps.apply(h)
+		if err := l.replayBatch(seg, h, 0, raw); err != nil {
+			return res, err
+		}
+		l.syncUnstable()
 		l.publish(seg, h.LastOffset)
 		if res.BaseOffset < 0 {
 			res.BaseOffset = h.BaseOffset

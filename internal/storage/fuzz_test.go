@@ -15,6 +15,7 @@ import (
 func FuzzAppend(f *testing.F) {
 	f.Add(testBatch{n: 3, valueSize: 20}.build(f))
 	f.Add(testBatch{n: 2, pid: 5, epoch: 1, seq: 0}.build(f))
+	f.Add(testBatch{n: 2, pid: 6, epoch: 0, seq: 0, attrs: record.AttrTransactional}.build(f))
 	f.Add(testBatch{n: 4, hasCodec: true, codec: kgo.SnappyCompression()}.build(f))
 	f.Add(testBatch{n: 4, hasCodec: true, codec: kgo.GzipCompression()}.build(f))
 	f.Add(testBatch{n: 4, hasCodec: true, codec: kgo.ZstdCompression()}.build(f))

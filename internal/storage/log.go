@@ -87,6 +87,11 @@ type Log struct {
 	// (SetHighWatermark). Written under appendMu.
 	hw         atomic.Int64
 	replicated atomic.Bool
+	// firstUnstable is the first offset of the earliest transaction not yet
+	// stable (math.MaxInt64: none); the last stable offset is the lower of it
+	// and the high watermark. Written under appendMu, before the high
+	// watermark passes a transaction's first offset.
+	firstUnstable atomic.Int64
 
 	// flushedTo is the log end offset at the last flush (Kafka's recovery
 	// point), lastFlush its time in ms (flush.go). Written under appendMu.
@@ -138,6 +143,7 @@ func Open(dir string, cfg Config) (*Log, error) {
 	}
 	start := time.Now()
 	l := &Log{dir: dir, cfg: cfg.normalized(), ps: newProducerState(), ch: make(chan struct{})}
+	l.firstUnstable.Store(math.MaxInt64)
 	if err := recoverCleanerFiles(dir); err != nil {
 		return nil, err
 	}
@@ -159,6 +165,8 @@ func Open(dir string, cfg Config) (*Log, error) {
 	}
 	l.firstDirty.Store(readCleanerCheckpoint(dir))
 	l.hw.Store(l.end.Load().offset)
+	l.ps.onHighWatermark(l.end.Load().offset)
+	l.syncUnstable()
 	l.flushedTo.Store(l.end.Load().offset) // recovery left the log as it is on disk
 	l.lastFlush.Store(time.Now().UnixMilli())
 	l.recovery.Took = time.Since(start)
@@ -191,7 +199,7 @@ func (l *Log) listSegments() ([]int64, error) {
 			if strings.HasSuffix(stem, snapshotSuffix) || stem == cleanerCheckpointFile {
 				os.Remove(filepath.Join(l.dir, name))
 			}
-		case ".index", ".timeindex":
+		case ".index", ".timeindex", txnIndexSuffix:
 			if !logs[stem] {
 				os.Remove(filepath.Join(l.dir, name))
 			}
@@ -262,7 +270,7 @@ func (l *Log) loadSegments(bases []int64, clean bool, shutdown *cleanShutdown, s
 				if st, err := os.Stat(p + ".log"); err == nil {
 					l.recovery.BytesTruncated += st.Size()
 				}
-				for _, ext := range []string{".log", ".index", ".timeindex"} {
+				for _, ext := range segmentExts {
 					os.Remove(p + ext)
 				}
 			}
@@ -328,20 +336,70 @@ func sealedEnd(bases []int64, i int, s *segment, snapOff int64, shutdown *cleanS
 		shutdown.activeSize == size && snapOff >= s.base && (snapOff == s.base) == (size == 0)
 }
 
-// replayProducers rebuilds the producer state from every batch header.
+// replayProducers rebuilds the producer state from every batch header, and
+// with it every segment's aborted-transaction index.
 func (l *Log) replayProducers() error {
 	for _, s := range l.segs {
+		if _, err := s.resetTxnsFrom(-1); err != nil {
+			return err
+		}
 		size := s.size.Load()
 		for pos := int64(0); pos < size; {
 			h, err := s.readHeader(pos, size)
 			if err != nil {
 				return err
 			}
-			l.ps.apply(&h)
+			if err := l.replayBatch(s, &h, pos, nil); err != nil {
+				return err
+			}
 			pos += h.Size
+		}
+		if err := s.syncTxnIndex(s != l.segs[len(l.segs)-1]); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// replayBatch applies a stored batch of segment s at pos to the producer
+// state (raw: the whole batch if the caller has it), reading a control
+// batch whole for its marker, and indexes the transaction an abort marker
+// completes.
+func (l *Log) replayBatch(s *segment, h *record.BatchHeader, pos int64, raw []byte) error {
+	if h.IsControl() && raw == nil && h.ProducerID >= 0 {
+		raw = make([]byte, h.Size)
+		if err := s.readAt(raw, pos); err != nil {
+			return err
+		}
+	}
+	t, done, err := l.ps.apply(h, raw)
+	if err != nil || !done {
+		return err
+	}
+	return l.indexCompleted(s, t)
+}
+
+// indexCompleted adds an aborted transaction to the transaction index of
+// the segment holding its marker, with the last stable offset as of the
+// marker (UnifiedLog's segment.updateTxnIndex).
+func (l *Log) indexCompleted(s *segment, t completedTxn) error {
+	if !t.aborted {
+		return nil
+	}
+	lso := l.ps.nextIncompleteTxn(t.producerID)
+	if lso < 0 {
+		lso = t.lastOffset + 1
+	}
+	return s.addAbortedTxn(AbortedTxn{ProducerID: t.producerID, FirstOffset: t.firstOffset, LastOffset: t.lastOffset, LastStableOffset: lso})
+}
+
+// syncUnstable publishes the first unstable offset after the producer
+// state's transactions changed. Caller holds appendMu (or is Open).
+func (l *Log) syncUnstable() {
+	if l.ps.txnsChanged {
+		l.ps.txnsChanged = false
+		l.firstUnstable.Store(l.ps.firstUnstableOffset())
+	}
 }
 
 // recoverSegment scans a segment's batch headers (and CRCs when verify), feeding the
@@ -349,6 +407,10 @@ func (l *Log) replayProducers() error {
 // valid prefix. The active segment's index is rebuilt in memory during the scan.
 func (l *Log) recoverSegment(s *segment, prevLast int64, active, verify bool, feedFrom int64) (int64, error) {
 	size := s.size.Load()
+	// The aborted transactions of markers replayed here are indexed again.
+	if _, err := s.resetTxnsFrom(feedFrom); err != nil {
+		return 0, err
+	}
 	if active {
 		s.imu.Lock()
 		defer s.imu.Unlock()
@@ -370,11 +432,12 @@ func (l *Log) recoverSegment(s *segment, prevLast int64, active, verify bool, fe
 			h.LastOffset-s.base > math.MaxInt32 {
 			break
 		}
-		if verify {
+		var b []byte
+		if verify || (h.IsControl() && h.BaseOffset >= feedFrom) {
 			if int64(cap(buf)) < h.Size {
 				buf = make([]byte, h.Size)
 			}
-			b := buf[:h.Size]
+			b = buf[:h.Size]
 			if err := s.readAt(b, pos); err != nil {
 				return 0, err
 			}
@@ -391,11 +454,20 @@ func (l *Log) recoverSegment(s *segment, prevLast int64, active, verify bool, fe
 			s.rollBaseTs = h.MaxTimestamp
 		}
 		if h.BaseOffset >= feedFrom {
-			l.ps.apply(&h)
+			if err := l.replayBatch(s, &h, pos, b); errors.Is(err, record.ErrCorruptMessage) {
+				break // a marker that does not parse: a corrupt tail
+			} else if err != nil {
+				return 0, err
+			}
 		}
 		s.lastOffset = h.LastOffset
 		prevLast = h.LastOffset
 		pos += h.Size
+	}
+	// A sealed segment's rebuilt index is written now; the active one's
+	// when it is sealed.
+	if err := s.syncTxnIndex(!active); err != nil {
+		return 0, err
 	}
 	return pos, nil
 }
@@ -443,6 +515,22 @@ func (l *Log) Dir() string { return l.dir }
 // timestamp/attributes and CRC as Kafka does), checks idempotent-producer sequence,
 // and writes it. now is the broker clock.
 func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
+	return l.append(batch, now, false)
+}
+
+// AppendAsCoordinator appends a batch a coordinator of this broker built,
+// as Kafka's UnifiedLog.appendAsLeader with AppendOrigin.COORDINATOR: it is
+// validated as a produced batch, but a producer's batch needs no sequence
+// (the group coordinator writes a transaction's offsets, TxnOffsetCommit,
+// with the producer's id and epoch and no sequence) and none is checked;
+// the producer epoch and the transactional state are, so such a batch
+// starts or continues the producer's transaction in this partition, which
+// its marker (AppendTxnMarker) ends.
+func (l *Log) AppendAsCoordinator(batch []byte, now time.Time) (AppendResult, error) {
+	return l.append(batch, now, true)
+}
+
+func (l *Log) append(batch []byte, now time.Time, coordinator bool) (AppendResult, error) {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	if l.isClosed() {
@@ -450,6 +538,7 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 	}
 	cfg := &l.cfg
 	rules := cfg.produceRules(now)
+	rules.Coordinator = coordinator
 	bt, err := record.ValidateProduced(batch, &rules)
 	if err != nil {
 		return AppendResult{}, err
@@ -457,7 +546,11 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 	h := &bt.Header
 	next := l.end.Load().offset
 	hasProducer := h.ProducerID >= 0
-	if hasProducer {
+	if hasProducer && coordinator && h.BaseSequence < 0 {
+		if err := l.ps.checkCoordinatorBatch(h.ProducerID, h.ProducerEpoch, next, h.IsTransactional()); err != nil {
+			return AppendResult{}, err
+		}
+	} else if hasProducer {
 		if dup, ok := l.ps.findDuplicate(h.ProducerID, h.ProducerEpoch, h.BaseSequence, h.LastSequence()); ok {
 			res := AppendResult{BaseOffset: dup.firstOffset, LastOffset: dup.lastOffset, LogAppendTime: -1,
 				LogStartOffset: l.logStart.Load(), Duplicate: true}
@@ -466,7 +559,7 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 			}
 			return res, nil
 		}
-		if err := l.ps.check(h.ProducerID, h.ProducerEpoch, h.BaseSequence, next); err != nil {
+		if err := l.ps.check(h.ProducerID, h.ProducerEpoch, h.BaseSequence, next, h.IsTransactional()); err != nil {
 			return AppendResult{}, err
 		}
 	}
@@ -491,9 +584,10 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 	}
 	if hasProducer {
 		l.ps.update(h.ProducerID, h.ProducerEpoch, batchMeta{
-			firstSeq: h.BaseSequence, lastSeq: h.LastSequence(),
+			firstSeq: h.BaseSequence, lastSeq: lastSequence(h),
 			firstOffset: next, lastOffset: lastOffset, maxTimestamp: maxTs,
-		})
+		}, h.IsTransactional())
+		l.syncUnstable() // before the high watermark passes a new transaction's start
 	}
 	l.publish(seg, lastOffset)
 	res := AppendResult{BaseOffset: next, LastOffset: lastOffset, LogAppendTime: -1, LogStartOffset: l.logStart.Load()}
@@ -503,6 +597,15 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 	// The batch is in the log whatever the flush does; a failed flush is a
 	// storage error for the producer, as in Kafka, whose retry is a duplicate.
 	return res, l.maybeFlushLocked(now)
+}
+
+// lastSequence is the batch's last sequence, -1 for a batch without one (a
+// coordinator's), as Kafka's DefaultRecordBatch.lastSequence.
+func lastSequence(h *record.BatchHeader) int32 {
+	if h.BaseSequence < 0 {
+		return -1
+	}
+	return h.LastSequence()
 }
 
 // write puts a stamped batch (h describes it) at the end of the active
@@ -534,6 +637,8 @@ func (l *Log) publish(seg *segment, lastOffset int64) {
 	l.end.Store(&logEnd{offset: lastOffset + 1, seg: seg, pos: seg.size.Load()})
 	if !l.replicated.Load() {
 		l.hw.Store(lastOffset + 1)
+		l.ps.onHighWatermark(lastOffset + 1)
+		l.syncUnstable()
 	}
 	l.notify()
 }
@@ -665,6 +770,22 @@ func (l *Log) Changed() <-chan struct{} {
 // replicated (the default) it is the log end offset.
 func (l *Log) HighWatermark() int64 { return l.hw.Load() }
 
+// LastStableOffset is the end of what read_committed consumers may read:
+// the first offset of the earliest transaction still open (or whose marker
+// the high watermark has not passed yet), else the high watermark (Kafka's
+// UnifiedLog.lastStableOffset).
+func (l *Log) LastStableOffset() int64 { return min(l.firstUnstable.Load(), l.hw.Load()) }
+
+// Producers describes the producers with state in the log (DescribeProducers).
+func (l *Log) Producers() ([]ProducerInfo, error) {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.isClosed() {
+		return nil, ErrClosed
+	}
+	return l.ps.describe(), nil
+}
+
 // LogEndOffset is the next offset to be written.
 func (l *Log) LogEndOffset() int64 { return l.end.Load().offset }
 
@@ -699,7 +820,10 @@ func (l *Log) SetHighWatermark(offset int64) (int64, error) {
 
 func (l *Log) setHighWatermarkLocked(offset int64) int64 {
 	offset = min(max(offset, l.logStart.Load()), l.end.Load().offset)
-	if old := l.hw.Swap(offset); offset > old {
+	old := l.hw.Swap(offset)
+	l.ps.onHighWatermark(offset)
+	l.syncUnstable()
+	if offset > old {
 		l.notify()
 	}
 	return offset

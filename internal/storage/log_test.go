@@ -365,7 +365,7 @@ func TestAppendValidation(t *testing.T) {
 			return b
 		}, record.ErrInvalidRecord},
 		{"control batch", func() []byte { return testBatch{attrs: record.AttrControl}.build(t) }, record.ErrInvalidRecord},
-		{"transactional", func() []byte { return testBatch{attrs: record.AttrTransactional, pid: 7, epoch: 0, seq: 0}.build(t) }, record.ErrInvalidRecord},
+		{"transactional without producer id", func() []byte { return testBatch{attrs: record.AttrTransactional}.build(t) }, record.ErrInvalidRecord},
 		{"negative sequence", func() []byte { return testBatch{pid: 7, epoch: 0, seq: -5}.build(t) }, record.ErrInvalidRecord},
 		{"timestamp too new", func() []byte { return testBatch{firstTs: testNow.UnixMilli() + 3600001}.build(t) }, record.ErrInvalidTimestamp},
 		{"producer sets LogAppendTime", func() []byte { return testBatch{attrs: record.AttrLogAppendTime}.build(t) }, record.ErrInvalidTimestamp},

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sort"
@@ -14,6 +15,11 @@ import (
 type ReadResult struct {
 	Records                       []byte
 	HighWatermark, LogStartOffset int64
+	// LastStableOffset is the last stable offset as of the read.
+	LastStableOffset int64
+	// AbortedTxns (ReadCommitted only) are the aborted transactions that
+	// overlap the batches returned, for the consumer to drop their records.
+	AbortedTxns []AbortedTxn
 }
 
 // view is a consistent snapshot of the log for one read: the segments, the log end
@@ -66,6 +72,60 @@ func (l *Log) Read(offset int64, maxBytes int32, minOneBatch bool) (ReadResult, 
 	return l.ReadUpTo(offset, maxBytes, minOneBatch, l.hw.Load())
 }
 
+// ReadCommitted is Read for a read_committed consumer: bounded by the last
+// stable offset instead of the high watermark, and with the aborted
+// transactions that overlap the batches returned (Kafka's
+// collectAbortedTransactions up to the offset after the last batch read).
+func (l *Log) ReadCommitted(offset int64, maxBytes int32, minOneBatch bool) (ReadResult, error) {
+	for attempt := 0; ; attempt++ {
+		res, err := l.readCommitted(offset, maxBytes, minOneBatch)
+		if errors.Is(err, errSegmentGone) && attempt < maxReadRetries {
+			continue
+		}
+		if errors.Is(err, errSegmentGone) {
+			return res, fmt.Errorf("%w: offset %d was deleted while being read", ErrOffsetOutOfRange, offset)
+		}
+		return res, err
+	}
+}
+
+func (l *Log) readCommitted(offset int64, maxBytes int32, minOneBatch bool) (ReadResult, error) {
+	lso := l.LastStableOffset()
+	res, err := l.read(offset, maxBytes, minOneBatch, lso)
+	if err != nil || len(res.Records) == 0 {
+		return res, err
+	}
+	upper := lastOffsetOf(res.Records) + 1
+	v, err := l.view()
+	if err != nil {
+		return res, err
+	}
+	if res.AbortedTxns, err = collectAbortedTxns(v.segs, v.segmentFor(offset), offset, upper); err != nil {
+		bufpool.Put(res.Records)
+		return ReadResult{}, err
+	}
+	return res, nil
+}
+
+// lastOffsetOf is the last offset of the last whole batch in b (which
+// holds whole batches only): the batches are walked by their length fields
+// and only the last header is parsed.
+func lastOffsetOf(b []byte) int64 {
+	last := 0
+	for pos := 0; len(b)-pos >= record.BatchHeaderSize; {
+		size := int(int32(binary.BigEndian.Uint32(b[pos+record.PosLength:]))) + record.LogOverhead
+		if size < record.BatchHeaderSize || pos+size > len(b) {
+			break
+		}
+		last, pos = pos, pos+size
+	}
+	h, ok := record.ParseHeader(b[last:])
+	if !ok {
+		return -1
+	}
+	return h.LastOffset
+}
+
 // ReadUpTo is Read bounded by upTo instead of the high watermark: no batch
 // holding an offset at or past upTo is returned (the bound is clamped to the
 // log end offset). A follower's fetch passes LogEndOffset; a read_committed
@@ -90,7 +150,8 @@ func (l *Log) read(offset int64, maxBytes int32, minOneBatch bool, upTo int64) (
 	if err != nil {
 		return ReadResult{}, err
 	}
-	res := ReadResult{HighWatermark: min(l.hw.Load(), v.end.offset), LogStartOffset: v.logStart}
+	res := ReadResult{HighWatermark: min(l.hw.Load(), v.end.offset), LogStartOffset: v.logStart,
+		LastStableOffset: min(l.LastStableOffset(), v.end.offset)}
 	if offset == v.end.offset {
 		return res, nil
 	}

@@ -57,6 +57,12 @@ type segment struct {
 	// interval is index.interval.bytes when the segment was opened, used if its
 	// index has to be rebuilt lazily.
 	interval int32
+
+	// tmu guards the aborted transactions of its .txnindex (txnindex.go),
+	// read on first use.
+	tmu       sync.RWMutex
+	txnLoaded bool
+	txnList   []AbortedTxn
 }
 
 func segmentPath(dir string, base int64) string {
@@ -92,8 +98,11 @@ func createSegment(dir string, base int64, interval int32) (*segment, error) {
 	if s.f, err = os.OpenFile(s.path+".log", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
-	// Its index lives in memory until seal writes the files.
+	// Its index lives in memory until seal writes the files; a transaction
+	// index left by a crash right after a roll is stale.
 	s.loaded = true
+	os.Remove(s.path + txnIndexSuffix)
+	s.txnLoaded = true
 	openFiles.add(&s.file, 1)
 	return s, nil
 }
@@ -337,6 +346,9 @@ func (s *segment) seal() error {
 	s.imu.Unlock()
 	err = index.write(s.path, "", true)
 	if err == nil {
+		err = s.syncTxnIndex(true)
+	}
+	if err == nil {
 		err = f.Sync()
 	}
 	if err != nil {
@@ -371,7 +383,7 @@ func (s *segment) close() error {
 func (s *segment) remove() error {
 	cerr := s.close()
 	var err error
-	for _, ext := range []string{".log", ".index", ".timeindex"} {
+	for _, ext := range segmentExts {
 		if e := os.Remove(s.path + ext); e != nil && !os.IsNotExist(e) && err == nil {
 			err = e
 		}

@@ -14,8 +14,8 @@ import (
 	"kbroker/internal/record"
 )
 
-// Producer state snapshots: "<offset, 20 digits>.snapshot" holds the idempotent
-// producer state as of that offset (every batch below it applied), so Open
+// Producer state snapshots: "<offset, 20 digits>.snapshot" holds the
+// producer state (sequences, epochs, ongoing transactions) as of that offset (every batch below it applied), so Open
 // replays only the batches after it instead of every segment's headers. Kafka
 // writes one on each roll and on clean shutdown; so does kbroker.
 //
@@ -46,29 +46,45 @@ func snapshotPath(dir string, offset int64) string {
 }
 
 // encodeSnapshot serializes the state. Producers are written in id order so that
-// equal states give equal files.
+// equal states give equal files. Every entry of a producer carries its
+// coordinator epoch and the first offset of its ongoing transaction (-1:
+// none), so that Open rebuilds the last stable offset from the snapshot
+// without reading the log. A producer whose batches a marker's epoch bump
+// forgot is one entry with last sequence -1 and its marker's offset as last
+// offset.
 func (ps *producerState) encodeSnapshot() []byte {
 	pids := make([]int64, 0, len(ps.producers))
 	n := 0
 	for pid, e := range ps.producers {
 		pids = append(pids, pid)
-		n += len(e.batches)
+		n += max(len(e.batches), 1)
 	}
 	sort.Slice(pids, func(i, j int) bool { return pids[i] < pids[j] })
 	b := make([]byte, snapshotHeaderSize, snapshotHeaderSize+n*snapshotEntrySize)
 	binary.BigEndian.PutUint16(b, snapshotVersion)
 	binary.BigEndian.PutUint32(b[6:], uint32(n))
+	entry := func(pid int64, e *producerEntry, lastSeq int32, lastOffset int64, delta int32, ts int64) {
+		b = binary.BigEndian.AppendUint64(b, uint64(pid))
+		b = binary.BigEndian.AppendUint16(b, uint16(e.epoch))
+		b = binary.BigEndian.AppendUint32(b, uint32(lastSeq))
+		b = binary.BigEndian.AppendUint64(b, uint64(lastOffset))
+		b = binary.BigEndian.AppendUint32(b, uint32(delta))
+		b = binary.BigEndian.AppendUint64(b, uint64(ts))
+		b = binary.BigEndian.AppendUint32(b, uint32(e.coordinatorEpoch))
+		b = binary.BigEndian.AppendUint64(b, uint64(e.txnFirst))
+	}
 	for _, pid := range pids {
 		e := ps.producers[pid]
-		for _, m := range e.batches {
-			b = binary.BigEndian.AppendUint64(b, uint64(pid))
-			b = binary.BigEndian.AppendUint16(b, uint16(e.epoch))
-			b = binary.BigEndian.AppendUint32(b, uint32(m.lastSeq))
-			b = binary.BigEndian.AppendUint64(b, uint64(m.lastOffset))
-			b = binary.BigEndian.AppendUint32(b, uint32(m.lastOffset-m.firstOffset))
-			b = binary.BigEndian.AppendUint64(b, uint64(m.maxTimestamp))
-			b = binary.BigEndian.AppendUint32(b, 0xffffffff)         // coordinator epoch: no transactions
-			b = binary.BigEndian.AppendUint64(b, 0xffffffffffffffff) // no ongoing transaction
+		if len(e.batches) == 0 {
+			entry(pid, e, -1, e.markerOffset, 0, e.lastTimestamp)
+			continue
+		}
+		for i, m := range e.batches {
+			ts := m.maxTimestamp
+			if i == len(e.batches)-1 {
+				ts = e.lastTimestamp // a marker's, when one came after the batch
+			}
+			entry(pid, e, m.lastSeq, m.lastOffset, int32(m.lastOffset-m.firstOffset), ts)
 		}
 	}
 	binary.BigEndian.PutUint32(b[2:], crc32.Checksum(b[6:], castagnoli))
@@ -97,14 +113,33 @@ func decodeSnapshot(b []byte) (*producerState, error) {
 		lastOffset := int64(binary.BigEndian.Uint64(e[14:]))
 		delta := int32(binary.BigEndian.Uint32(e[22:]))
 		ts := int64(binary.BigEndian.Uint64(e[26:]))
-		if pid < 0 || delta < 0 || lastOffset < int64(delta) {
+		coordinatorEpoch := int32(binary.BigEndian.Uint32(e[34:]))
+		txnFirst := int64(binary.BigEndian.Uint64(e[38:]))
+		if pid < 0 || delta < 0 || txnFirst < -1 || lastOffset < int64(delta) {
 			return nil, fmt.Errorf("%w: entry for producer %d", errBadSnapshot, pid)
 		}
+		// An entry without a sequence (a coordinator's batch, or the marker
+		// of a producer whose batches its epoch bump forgot) comes back as
+		// a batch without one: the next batch of that epoch starts at 0,
+		// as after the original.
+		firstSeq := int32(-1)
+		if lastSeq >= 0 {
+			firstSeq = record.DecrementSequence(lastSeq, delta)
+		}
 		ps.update(pid, epoch, batchMeta{
-			firstSeq: record.DecrementSequence(lastSeq, delta), lastSeq: lastSeq,
+			firstSeq: firstSeq, lastSeq: lastSeq,
 			firstOffset: lastOffset - int64(delta), lastOffset: lastOffset, maxTimestamp: ts,
-		})
+		}, false)
+		en := ps.producers[pid]
+		en.coordinatorEpoch, en.lastTimestamp = coordinatorEpoch, ts
+		en.txnFirst = txnFirst
+		if txnFirst >= 0 {
+			ps.ongoing[pid] = txnFirst
+		} else {
+			delete(ps.ongoing, pid)
+		}
 	}
+	ps.txnsChanged = true
 	return ps, nil
 }
 

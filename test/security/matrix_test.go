@@ -213,16 +213,35 @@ func matrixCases(topicID [16]byte) map[string]matrixCase {
 				return resp.ProducerID
 			})},
 		// A transactional batch needs WRITE on the request's
-		// transactional id before anything else; allowed, the batch
-		// itself is refused: the data plane takes no transactional
-		// batches yet.
-		"Produce/transactional": {key: kmsg.Produce, refused: kerr.TransactionalIDAuthorizationFailed, granted: kerr.InvalidRecord,
+		// transactional id before anything else, then WRITE on its topic.
+		"Produce/transactional": {key: kmsg.Produce, refused: kerr.TransactionalIDAuthorizationFailed,
 			grants: func(string) []kmsg.CreateACLsRequestCreation {
 				return append(topicACL("t", kmsg.ACLOperationWrite), acl(kmsg.ACLResourceTypeTransactionalId, "txn", kmsg.ACLOperationWrite))
 			},
 			call: transactionalProduceCall(topicID, str("txn"), func(*testing.T, *kgo.Client) int64 { return 1 << 40 })},
 		"Fetch": {key: kmsg.Fetch, refused: kerr.TopicAuthorizationFailed, grants: onTopic(kmsg.ACLOperationRead),
 			call: fetchCall(topicID, -1)},
+		// Broker to broker: CLUSTER_ACTION (or ALTER) on the cluster; a
+		// marker for a producer the partition never saw is written.
+		"WriteTxnMarkers": {key: kmsg.WriteTxnMarkers, refused: kerr.ClusterAuthorizationFailed, grants: onCluster(kmsg.ACLOperationClusterAction),
+			call: func(t *testing.T, cl *kgo.Client, _ string) int16 {
+				req := kmsg.NewPtrWriteTxnMarkersRequest()
+				m := kmsg.NewWriteTxnMarkersRequestMarker()
+				m.ProducerID, m.ProducerEpoch = 1<<41, 0
+				mt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+				mt.Topic, mt.Partitions = "t", []int32{0}
+				m.Topics = append(m.Topics, mt)
+				req.Markers = append(req.Markers, m)
+				return issue(t, cl, req).(*kmsg.WriteTxnMarkersResponse).Markers[0].Topics[0].Partitions[0].ErrorCode
+			}},
+		"DescribeProducers": {key: kmsg.DescribeProducers, refused: kerr.TopicAuthorizationFailed, grants: onTopic(kmsg.ACLOperationRead),
+			call: func(t *testing.T, cl *kgo.Client, _ string) int16 {
+				req := kmsg.NewPtrDescribeProducersRequest()
+				rt := kmsg.NewDescribeProducersRequestTopic()
+				rt.Topic, rt.Partitions = "t", []int32{0}
+				req.Topics = append(req.Topics, rt)
+				return issue(t, cl, req).(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0].ErrorCode
+			}},
 		// A replica id marks a follower, which needs CLUSTER_ACTION;
 		// allowed, it learns that kbroker serves no followers.
 		"Fetch/follower": {key: kmsg.Fetch, refused: kerr.TopicAuthorizationFailed, granted: kerr.NotLeaderForPartition,

@@ -1,0 +1,51 @@
+package replica
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"kbroker/internal/meta"
+	"kbroker/internal/storage"
+)
+
+// TxnMarker is a transaction coordinator's request to end a producer's
+// transaction in one partition (one marker of WriteTxnMarkers): commit or
+// abort, with the producer epoch the transaction ends with (which may
+// bump the producer's) and the coordinator's epoch.
+type TxnMarker = storage.TxnMarker
+
+// WriteTxnMarker appends a commit or abort marker to a partition this broker
+// leads (ErrNotLeader otherwise; meta.ErrUnknownTopic for a topic or
+// partition snap does not have), as Kafka's partition leader does for
+// WriteTxnMarkers: the producer's transaction ends, the last stable offset
+// moves on and the fetches waiting on the partition are woken. The
+// marker's producer and coordinator epochs are checked by the log
+// (storage.ErrInvalidProducerEpoch, storage.ErrTransactionCoordinatorFenced).
+// Markers for `__consumer_offsets` belong to the group coordinator, which
+// must see them too; the caller routes those there.
+func (p *Partitions) WriteTxnMarker(ctx context.Context, snap *meta.Snapshot, topic string, partition int32, m TxnMarker) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t := snap.Topic(topic)
+	if t == nil || partition < 0 || partition >= t.Partitions {
+		return fmt.Errorf("%w: %s-%d", meta.ErrUnknownTopic, topic, partition)
+	}
+	pt, err := p.Lead(snap, t, partition)
+	if err != nil {
+		return err
+	}
+	return pt.AppendTxnMarker(m, time.Now())
+}
+
+// AppendTxnMarker appends a transaction marker as the partition's leader
+// and wakes what waits on the partition (a read_committed fetch waits for
+// the last stable offset to move).
+func (pt *Partition) AppendTxnMarker(m TxnMarker, now time.Time) error {
+	if _, err := pt.log.AppendTxnMarker(m, now); err != nil {
+		return err
+	}
+	pt.delayed.Notify(pt.Key)
+	return nil
+}

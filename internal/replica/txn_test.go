@@ -1,0 +1,65 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"kbroker/internal/meta"
+	"kbroker/internal/record"
+)
+
+func appendTxn(t *testing.T, pt Partition, pid int64, seq int32, ts int64) {
+	t.Helper()
+	b := record.NewBuilder()
+	b.ProducerID, b.ProducerEpoch, b.BaseSequence, b.Transactional = pid, 0, seq, true
+	b.Add(ts, nil, []byte("v"))
+	batch, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pt.AppendAsLeader(batch, time.Now(), 1, 1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A leader's marker ends the transaction: the LSO, which ListOffsets
+// answers read_committed consumers with, follows; a time lookup does not
+// name a record read_committed consumers cannot read yet.
+func TestWriteTxnMarkerMovesTheLastStableOffset(t *testing.T) {
+	p, store := testPartitions(t)
+	topic := createTopic(t, store, "t", []int32{1}, []int32{2})
+	snap := store.Snapshot()
+	pt, err := p.Lead(snap, topic, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendTxn(t, pt, 5, 0, 1000) // offset 0
+	if off, _, _ := pt.ListOffset(OffsetLatest, true); off != 0 || pt.HighWatermark() != 1 {
+		t.Fatalf("read_committed latest %d, HW %d; want 0 and 1", off, pt.HighWatermark())
+	}
+	if off, _, _ := pt.ListOffset(500, true); off != -1 {
+		t.Fatalf("read_committed time lookup named offset %d of an open transaction", off)
+	}
+	if off, _, _ := pt.ListOffset(500, false); off != 0 {
+		t.Fatalf("read_uncommitted time lookup = %d, want 0", off)
+	}
+	seen := p.Delayed().Notifications()
+	m := TxnMarker{ProducerID: 5, ProducerEpoch: 0, Commit: true, CoordinatorEpoch: 1}
+	if err := p.WriteTxnMarker(context.Background(), snap, "t", 0, m); err != nil {
+		t.Fatal(err)
+	}
+	if p.Delayed().Notifications() == seen {
+		t.Fatal("a marker did not wake the fetches waiting on the partition")
+	}
+	if off, _, _ := pt.ListOffset(OffsetLatest, true); off != 2 || pt.LastStableOffset() != 2 {
+		t.Fatalf("read_committed latest %d after the commit, want 2", off)
+	}
+	if err := p.WriteTxnMarker(context.Background(), snap, "t", 1, m); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("marker for a partition broker 2 leads: %v", err)
+	}
+	if err := p.WriteTxnMarker(context.Background(), snap, "nope", 0, m); !errors.Is(err, meta.ErrUnknownTopic) {
+		t.Fatalf("marker for a missing topic: %v", err)
+	}
+}
