@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"kbroker/internal/api"
@@ -79,10 +80,13 @@ type Broker struct {
 	member   membership
 	groups   *group.Coordinator
 	txns     *txn.Coordinator
-	logs     *storage.Manager
-	server   *wire.Server
-	addrs    []net.Addr
-	mAddr    net.Addr
+	// markerSender carries transaction markers to partitions led by other
+	// brokers.
+	markerSender *markerSender
+	logs         *storage.Manager
+	server       *wire.Server
+	addrs        []net.Addr
+	mAddr        net.Addr
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -154,6 +158,7 @@ func (b *Broker) Start() (err error) {
 	}
 	b.watchPartitionLogs()
 	b.groups = b.startGroups(parts)
+	b.markerSender = &markerSender{listener: strings.ToUpper(strings.TrimSpace(b.cfg.Props["inter.broker.listener.name"]))}
 	b.txns = b.startTransactions(parts, b.groups)
 	sec, err := b.startSecurity(ctx)
 	if err != nil {
@@ -166,6 +171,11 @@ func (b *Broker) Start() (err error) {
 		CreateTopicPolicy: b.createPolicy, Quotas: quotas,
 		Authz: sec.authz, Cluster: b.member, Groups: b.groups, Txns: b.txns,
 	})
+	// KIP-890 part 1: a transactional batch is appended only to a partition
+	// its producer's ongoing transaction holds; markers sent here by a
+	// coordinator settle offsets through the group coordinator.
+	handlers.VerifyTxnPartition = b.txns.VerifyPartition
+	handlers.WriteTxnMarker = b.routeTxnMarker(parts)
 	b.server = wire.NewServer(handlers, wire.Options{
 		MaxRequestBytes: b.cfg.SocketRequestMaxBytes,
 		IdleTimeout:     time.Duration(b.cfg.ConnectionsMaxIdleMs) * time.Millisecond,
@@ -336,6 +346,9 @@ func (b *Broker) Close() error {
 	if b.txns != nil {
 		b.txns.Close()
 		b.txns = nil
+	}
+	if b.markerSender != nil {
+		b.markerSender.close()
 	}
 	if b.groups != nil {
 		b.groups.Close()

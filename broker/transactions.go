@@ -2,18 +2,20 @@ package broker
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"time"
+	"net"
+	"strconv"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/config"
 	"kbroker/internal/coordinator"
 	"kbroker/internal/group"
 	"kbroker/internal/meta"
-	"kbroker/internal/record"
 	"kbroker/internal/replica"
-	"kbroker/internal/storage"
 	"kbroker/internal/txn"
 )
 
@@ -26,7 +28,7 @@ func (b *Broker) startTransactions(parts *replica.Partitions, groups *group.Coor
 		if m.Topic == group.Topic {
 			return groups.CompleteTransaction(ctx, m.Partition, m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch)
 		}
-		return b.writeDataMarker(parts, m)
+		return b.writeDataMarker(ctx, parts, m)
 	}
 	t := txn.New(txn.ConfigFrom(config.Layers{Static: b.cfg.Props}), txn.NewProducerIDs(b.store), markers,
 		coordinator.RealClock{}, b.loggers.Logger("kbroker.txn"))
@@ -51,38 +53,134 @@ func (b *Broker) startTransactions(parts *replica.Partitions, groups *group.Coor
 	return t
 }
 
-// markerAppendAttempts bounds the retries of a marker racing produces for
-// the log end offset.
-const markerAppendAttempts = 100
-
-// writeDataMarker appends the control batch of m to its partition's log
-// here. It stands in for the data plane's WriteTxnMarker (LSO, .txnindex)
-// until that is merged: the leader's Append refuses control batches, so the
-// marker goes in at the log end offset it is stamped with, as a follower's
-// append would, retried if a produce took that offset first.
-func (b *Broker) writeDataMarker(parts *replica.Partitions, m txn.Marker) error {
+// writeDataMarker writes m to its partition: through the partition log
+// here when this broker leads it (the data plane keeps the LSO and the
+// aborted-transaction index), else as a WriteTxnMarkers request to the
+// leader, as Kafka's TransactionMarkerChannelManager does.
+func (b *Broker) writeDataMarker(ctx context.Context, parts *replica.Partitions, m txn.Marker) error {
 	snap := b.store.Snapshot()
 	t := snap.Topic(m.Topic)
 	if t == nil || m.Partition < 0 || m.Partition >= t.Partitions {
 		return txn.ErrPartitionGone
 	}
-	if leader := t.Leader(m.Partition, b.cfg.NodeID); leader != b.cfg.NodeID {
-		return fmt.Errorf("partition %s-%d is led by broker %d: markers to other brokers need WriteTxnMarkers", m.Topic, m.Partition, leader)
+	marker := replica.TxnMarker{ProducerID: m.ProducerID, ProducerEpoch: m.ProducerEpoch, Commit: m.Commit, CoordinatorEpoch: m.CoordinatorEpoch}
+	leader := t.Leader(m.Partition, b.cfg.NodeID)
+	if leader == b.cfg.NodeID {
+		return parts.WriteTxnMarker(ctx, snap, m.Topic, m.Partition, marker)
 	}
-	l, err := parts.Log(snap, t, m.Partition)
+	return b.markerSender.send(ctx, snap, leader, m)
+}
+
+// routeTxnMarker is the API server's WriteTxnMarker: a marker another
+// broker's coordinator sends for a partition led here. Markers for
+// `__consumer_offsets` settle a transaction's offsets, so they go through
+// the group coordinator; all others to the partition log.
+func (b *Broker) routeTxnMarker(parts *replica.Partitions) func(ctx context.Context, topic string, partition int32, m replica.TxnMarker) error {
+	return func(ctx context.Context, topic string, partition int32, m replica.TxnMarker) error {
+		if topic == group.Topic {
+			return b.groups.CompleteTransaction(ctx, partition, m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch)
+		}
+		return parts.WriteTxnMarker(ctx, b.store.Snapshot(), topic, partition, m)
+	}
+}
+
+// markerSender sends markers to partition leaders on other brokers, with
+// one kgo client per broker, made on first use.
+type markerSender struct {
+	listener string // inter.broker.listener.name; "": PLAINTEXT, else the first endpoint
+
+	mu      sync.Mutex
+	clients map[int32]*markerClient
+}
+
+type markerClient struct {
+	addr string
+	cl   *kgo.Client
+}
+
+func (ms *markerSender) send(ctx context.Context, snap *meta.Snapshot, leader int32, m txn.Marker) error {
+	cl, err := ms.client(snap, leader)
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	raw, err := record.EndTxnMarker(m.Commit, m.CoordinatorEpoch, m.ProducerID, m.ProducerEpoch, now.UnixMilli())
-	if err != nil {
-		return err
+	req := kmsg.NewPtrWriteTxnMarkersRequest()
+	wm := kmsg.NewWriteTxnMarkersRequestMarker()
+	wm.ProducerID, wm.ProducerEpoch, wm.Committed, wm.CoordinatorEpoch = m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch
+	wt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+	wt.Topic, wt.Partitions = m.Topic, []int32{m.Partition}
+	wm.Topics = append(wm.Topics, wt)
+	req.Markers = append(req.Markers, wm)
+	seeds := cl.SeedBrokers()
+	if len(seeds) == 0 {
+		return fmt.Errorf("no client for broker %d", leader)
 	}
-	for range markerAppendAttempts {
-		binary.BigEndian.PutUint64(raw[0:8], uint64(l.LogEndOffset()))
-		if _, err = l.AppendAsFollower(raw, now); !errors.Is(err, storage.ErrUnexpectedAppendOffset) {
-			return err
+	resp, err := req.RequestWith(ctx, seeds[0])
+	if err != nil {
+		return fmt.Errorf("sending a transaction marker to broker %d: %w", leader, err)
+	}
+	for _, rm := range resp.Markers {
+		for _, rt := range rm.Topics {
+			for _, rp := range rt.Partitions {
+				if rp.ErrorCode == kerr.UnknownTopicOrPartition.Code {
+					return txn.ErrPartitionGone
+				}
+				if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+					return fmt.Errorf("broker %d refused the transaction marker for %s-%d: %w", leader, m.Topic, m.Partition, err)
+				}
+			}
 		}
 	}
-	return err
+	return nil
+}
+
+// client is the kgo client of broker id at its inter-broker endpoint,
+// remade when the broker's address changed.
+func (ms *markerSender) client(snap *meta.Snapshot, id int32) (*kgo.Client, error) {
+	var ep meta.Endpoint
+	found := false
+	for _, br := range snap.LiveBrokers() {
+		if br.ID != id {
+			continue
+		}
+		if ms.listener != "" {
+			ep, found = br.Endpoint(ms.listener)
+		} else if ep, found = br.Endpoint("PLAINTEXT"); !found && len(br.Endpoints) > 0 {
+			ep, found = br.Endpoints[0], true
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("broker %d, the partition's leader, is not live", id)
+	}
+	if ep.Protocol != "PLAINTEXT" {
+		// Authenticated broker-to-broker clients arrive with replication.
+		return nil, fmt.Errorf("transaction markers to broker %d need a PLAINTEXT inter-broker listener; its %s listener is %s", id, ep.Name, ep.Protocol)
+	}
+	addr := net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if c := ms.clients[id]; c != nil {
+		if c.addr == addr {
+			return c.cl, nil
+		}
+		c.cl.Close()
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return nil, err
+	}
+	if ms.clients == nil {
+		ms.clients = map[int32]*markerClient{}
+	}
+	ms.clients[id] = &markerClient{addr: addr, cl: cl}
+	return cl, nil
+}
+
+// close closes every client.
+func (ms *markerSender) close() {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	for id, c := range ms.clients {
+		c.cl.Close()
+		delete(ms.clients, id)
+	}
 }

@@ -1,7 +1,6 @@
 package broker_test
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -456,8 +455,7 @@ func TestTransactionalAPIsRefuseBadInput(t *testing.T) {
 
 // franz-go's transactional producer end to end: a committed and an aborted
 // transaction, read back read_committed (the committed records only) and
-// read_uncommitted (both). It skips itself while the data plane refuses
-// transactional batches (INVALID_RECORD), and runs once it takes them.
+// read_uncommitted (both).
 func TestFranzGoTransactionalProducer(t *testing.T) {
 	b := brokertest.StartWith(t, txnProps(t.TempDir()))
 	admin := testkit.Client(t, b.Addr())
@@ -472,9 +470,6 @@ func TestFranzGoTransactionalProducer(t *testing.T) {
 		}
 		for _, v := range values {
 			if err := cl.ProduceSync(ctx, kgo.StringRecord(v)).FirstErr(); err != nil {
-				if errors.Is(err, kerr.InvalidRecord) {
-					t.Skip("the data plane does not take transactional batches yet:", err)
-				}
 				t.Fatal(err)
 			}
 		}

@@ -1,15 +1,12 @@
 package coordinator
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/storage"
 )
@@ -127,14 +124,14 @@ func (s *Shard) Write(records []Record) error {
 	return nil
 }
 
-// StampedLog is a log that appends batches at the offsets written in them
-// (*storage.Log's AppendAsFollower): the way transactional and control
-// batches reach an internal topic's log today, since the leader's Append
-// refuses them from clients. A shard is its partition's only writer, so
-// stamping the log end offset cannot race another append.
-type StampedLog interface {
-	AppendAsFollower(batches []byte, now time.Time) (storage.AppendResult, error)
-	LogEndOffset() int64
+// TxnLog is a log that holds transactions as a leader does
+// (*storage.Log): a coordinator's transactional batches (no sequence, as
+// Kafka's coordinator origin) and the markers that settle them, so the
+// internal topic's last stable offset and aborted-transaction index are
+// kept like any partition's.
+type TxnLog interface {
+	AppendAsCoordinator(batch []byte, now time.Time) (storage.AppendResult, error)
+	AppendTxnMarker(m storage.TxnMarker, now time.Time) (storage.AppendResult, error)
 }
 
 // WriteTransactional appends records as one transactional batch of
@@ -144,32 +141,37 @@ func (s *Shard) WriteTransactional(producerID int64, epoch int16, records []Reco
 	if len(records) == 0 {
 		return nil
 	}
+	tl, err := s.txnLog()
+	if err != nil {
+		return err
+	}
 	info := BatchInfo{ProducerID: producerID, ProducerEpoch: epoch, Transactional: true}
-	return s.appendStamped(buildBatchOf(records, s.clock.Now(), info))
+	if _, err := tl.AppendAsCoordinator(buildBatchOf(records, s.clock.Now(), info), s.clock.Now()); err != nil {
+		return fmt.Errorf("appending to the internal topic log: %w", err)
+	}
+	return nil
 }
 
 // WriteMarker appends the commit or abort control batch of producer's
 // transaction. It runs on the loop.
 func (s *Shard) WriteMarker(producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error {
-	key := kmsg.ControlRecordKey{Version: 0, Type: kmsg.ControlRecordKeyTypeAbort}
-	if commit {
-		key.Type = kmsg.ControlRecordKeyTypeCommit
+	tl, err := s.txnLog()
+	if err != nil {
+		return err
 	}
-	value := kmsg.EndTxnMarker{Version: 0, CoordinatorEpoch: coordinatorEpoch}
-	info := BatchInfo{ProducerID: producerID, ProducerEpoch: epoch, Transactional: true, Control: true}
-	return s.appendStamped(buildBatchOf([]Record{{Key: key.AppendTo(nil), Value: value.AppendTo(nil)}}, s.clock.Now(), info))
-}
-
-func (s *Shard) appendStamped(raw []byte) error {
-	sl, ok := s.log.(StampedLog)
-	if !ok {
-		return errors.New("coordinator: this log cannot hold transactional batches")
-	}
-	binary.BigEndian.PutUint64(raw[0:8], uint64(sl.LogEndOffset()))
-	if _, err := sl.AppendAsFollower(raw, s.clock.Now()); err != nil {
-		return fmt.Errorf("appending to the internal topic log: %w", err)
+	m := storage.TxnMarker{ProducerID: producerID, ProducerEpoch: epoch, Commit: commit, CoordinatorEpoch: coordinatorEpoch}
+	if _, err := tl.AppendTxnMarker(m, s.clock.Now()); err != nil {
+		return fmt.Errorf("appending a transaction marker to the internal topic log: %w", err)
 	}
 	return nil
+}
+
+func (s *Shard) txnLog() (TxnLog, error) {
+	tl, ok := s.log.(TxnLog)
+	if !ok {
+		return nil, errors.New("coordinator: this log cannot hold transactional batches")
+	}
+	return tl, nil
 }
 
 // run replays the log, then serves events until stopped.
