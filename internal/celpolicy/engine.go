@@ -128,26 +128,34 @@ func (e *Engine) eval(op string, vars *Vars) error {
 }
 
 // Eval runs one rule against vars: nil when it does not match or allows,
-// the violation when it rejects. A rule that cannot be evaluated (a key
-// that is not there, a value that is not a number) rejects: a policy that
-// cannot decide must not let the change through.
+// the violation when it rejects.
 func (r *Rule) Eval(vars *Vars) *Violation {
+	_, v := r.Check(vars)
+	return v
+}
+
+// Check runs one rule against vars and says whether its match held (a
+// rule without match always matches) and, if it rejects, why. A rule that
+// cannot be evaluated (a key that is not there, a value that is not a
+// number) rejects: a policy that cannot decide must not let the change
+// through.
+func (r *Rule) Check(vars *Vars) (matched bool, _ *Violation) {
 	act := vars.activation()
 	if r.match != nil {
 		out, _, err := r.match.Eval(act)
 		if err != nil {
-			return r.failed("match", err)
+			return true, r.failed("match", err)
 		}
 		if b, ok := out.(types.Bool); !ok || !bool(b) {
-			return nil
+			return false, nil
 		}
 	}
 	out, _, err := r.validate.Eval(act)
 	if err != nil {
-		return r.failed("validate", err)
+		return true, r.failed("validate", err)
 	}
 	if b, ok := out.(types.Bool); ok && bool(b) {
-		return nil
+		return true, nil
 	}
 	msg := r.messageText
 	if r.message != nil {
@@ -158,7 +166,7 @@ func (r *Rule) Eval(vars *Vars) *Violation {
 			msg = "the change is not allowed (its message could not be evaluated: " + errText(err, m) + ")"
 		}
 	}
-	return &Violation{Rule: r.Name, Message: msg}
+	return true, &Violation{Rule: r.Name, Message: msg}
 }
 
 func (r *Rule) failed(field string, err error) *Violation {

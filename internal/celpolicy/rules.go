@@ -277,4 +277,3 @@ func exprLine(node *yaml.Node, celLine int) int {
 	}
 	return node.Line + celLine - 1
 }
-

@@ -82,6 +82,8 @@ var Brokers = newCatalog(append([]*Def{
 		Doc: "How long the first rebalance of an empty group waits for more members, re-armed while they keep joining (up to the rebalance timeout): fewer rebalances at start-up, at the cost of a later start."},
 	{Name: "group.max.size", Type: TypeInt, Default: "2147483647", Check: atLeast(1), Mode: ReadOnly,
 		Doc: "Most members one group may have; a join beyond it gets GROUP_MAX_SIZE_REACHED."},
+	{Name: "kbroker.policy.file", Type: TypeString, NoDefault: true, Mode: ReadOnly,
+		Doc: "A YAML file of CEL policy rules run on config changes, topic creation, partition increases and client quota changes (kbroker); re-read when it changes, a broken edit keeping the rules in effect. When set, it takes precedence over the rule set stored in the metadata store."},
 	{Name: "kbroker.metrics.group.lag.max.series", Type: TypeInt, Default: "10000", Check: atLeast(0), Mode: ReadOnly,
 		Doc: "Most kbroker_group_lag series (one per group, topic and partition with a committed offset) one /metrics scrape exports (kbroker); the rest are left out, counted by kbroker_group_lag_series_dropped, so that many groups cannot swell every scrape."},
 	{Name: "client.quota.subquota.mode", Type: TypeString, Default: "independent", Check: oneOf("independent", "reserved"), Mode: ReadOnly,
