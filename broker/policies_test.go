@@ -1,0 +1,207 @@
+package broker_test
+
+import (
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+
+	"kbroker/broker"
+	"kbroker/broker/brokertest"
+	"kbroker/internal/config"
+	"kbroker/internal/testkit"
+	"kbroker/policy"
+)
+
+const policyRules = `rules:
+- name: retention-min
+  on: [alter-configs, create-topic]
+  match: '!resource.name.startsWith("keep.") && "retention.ms" in changes && changes["retention.ms"] != null'
+  validate: millis(changes["retention.ms"]) >= duration("1h")
+  message: '"retention.ms of " + resource.name + " below 1h: " + changes["retention.ms"]'
+- name: platform-only
+  on: alter-configs
+  match: '"min.insync.replicas" in changes'
+  validate: principal.type == "User" && principal.name == "platform"
+  message: 'principal.full + " on " + client.listener + " may not change min.insync.replicas"'
+- name: max-partitions
+  on: [create-topic, create-partitions]
+  validate: topic.partitions <= 4
+- name: producer-cap
+  on: alter-client-quotas
+  match: '"producer_byte_rate" in quotas'
+  validate: quotas["producer_byte_rate"] <= double(bytes("1MiB"))
+  message: '"producer_byte_rate of " + resource.name + " above 1 MiB/s"'
+`
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func policyViolation(t *testing.T, what string, err error, msg, want string) {
+	t.Helper()
+	if !errors.Is(err, kerr.PolicyViolation) || msg != want {
+		t.Errorf("%s: %v %q, want POLICY_VIOLATION %q", what, err, msg, want)
+	}
+}
+
+// TestPolicyFileOverTCP runs a rule file on a real broker with real
+// clients: per resource in a multi-resource AlterConfigs, validate-only,
+// the SASL principal and listener seen by a rule, topic creation,
+// partitions and quotas, the Go policy after the rules, the metric and
+// the audit line.
+func TestPolicyFileOverTCP(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "policies.yaml")
+	writeFile(t, file, policyRules)
+	var logs testkit.LogBuffer
+	var goSaw []string
+	var mu sync.Mutex
+	goPolicy := policy.AlterConfigFunc(func(r policy.AlterConfigRequest) error {
+		mu.Lock()
+		goSaw = append(goSaw, r.Resource.Name+" "+r.Requester.Principal)
+		mu.Unlock()
+		if r.Resource.Name == "go.says.no" {
+			return errors.New("the Go policy says no")
+		}
+		return nil
+	})
+	b := brokertest.Start(t, config.Properties{
+		"listeners":               "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+		"sasl.enabled.mechanisms": "PLAIN",
+		"listener.name.sasl_plaintext.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="a" user_platform="p";`,
+		"metrics.listener":    "127.0.0.1:0",
+		"kbroker.policy.file": file,
+	}, broker.WithAlterConfigPolicy(goPolicy), broker.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	ctx := testkit.Context(t, 30*time.Second)
+	adm := kadm.NewClient(testkit.Client(t, b.Addr()))
+	for _, topic := range []string{"a.one", "keep.two", "go.says.no"} {
+		testkit.CreateTopic(t, adm, topic, 1, nil)
+	}
+
+	short := []kadm.AlterConfig{{Name: "retention.ms", Value: kadm.StringPtr("60000")}}
+	for _, validateOnly := range []bool{true, false} {
+		alter := adm.AlterTopicConfigs
+		if validateOnly {
+			alter = adm.ValidateAlterTopicConfigs
+		}
+		rs, err := alter(ctx, short, "a.one", "keep.two")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			switch r.Name {
+			case "a.one":
+				policyViolation(t, "a.one", r.Err, r.ErrMessage, "retention.ms of a.one below 1h: 60000 (policy rule retention-min)")
+			case "keep.two":
+				if r.Err != nil {
+					t.Errorf("keep.two (validate only %v): %v %s", validateOnly, r.Err, r.ErrMessage)
+				}
+			}
+		}
+	}
+	described, err := adm.DescribeTopicConfigs(ctx, "a.one", "keep.two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rc := range described {
+		for _, c := range rc.Configs {
+			if want := map[string]string{"a.one": "604800000", "keep.two": "60000"}[rc.Name]; c.Key == "retention.ms" && c.MaybeValue() != want {
+				t.Errorf("%s retention.ms = %s, want %s", rc.Name, c.MaybeValue(), want)
+			}
+		}
+	}
+
+	// The rules allowed go.says.no's change; the Go policy, after them, did not.
+	rs, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "segment.ms", Value: kadm.StringPtr("3600000")}}, "go.says.no")
+	if err != nil {
+		t.Fatal(err)
+	}
+	policyViolation(t, "go policy", rs[0].Err, rs[0].ErrMessage, "the Go policy says no")
+
+	// Over SASL: the rule sees the authenticated principal and the listener.
+	minISR := []kadm.AlterConfig{{Name: "min.insync.replicas", Value: kadm.StringPtr("1")}}
+	// alice first: a change to the value already set is no change, and
+	// Kafka leaves it out of the policy's view.
+	for _, c := range []struct{ user, pass, want string }{
+		{"alice", "a", "User:alice on SASL_PLAINTEXT may not change min.insync.replicas (policy rule platform-only)"},
+		{"platform", "p", ""},
+	} {
+		user, pass, want := c.user, c.pass, c.want
+		sasl := kadm.NewClient(testkit.Client(t, b.Addrs()[1], kgo.SASL(plain.Auth{User: user, Pass: pass}.AsMechanism())))
+		rs, err := sasl.AlterTopicConfigs(ctx, minISR, "keep.two")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == "" {
+			if rs[0].Err != nil {
+				t.Errorf("%s: %v %s", user, rs[0].Err, rs[0].ErrMessage)
+			}
+			continue
+		}
+		policyViolation(t, user, rs[0].Err, rs[0].ErrMessage, want)
+	}
+	mu.Lock()
+	if !strings.Contains(strings.Join(goSaw, ","), "keep.two User:platform") {
+		t.Errorf("the Go policy did not see the principal: %v", goSaw)
+	}
+	mu.Unlock()
+
+	// Topic creation and partitions.
+	created, _ := adm.CreateTopic(ctx, 5, 1, nil, "a.big") // its error is the topic's
+	policyViolation(t, "create", created.Err, created.ErrMessage, "the change is not allowed by policy rule max-partitions (policy rule max-partitions)")
+	grown, err := adm.CreatePartitions(ctx, 4, "a.one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	policyViolation(t, "create-partitions", grown["a.one"].Err, grown["a.one"].ErrMessage, "the change is not allowed by policy rule max-partitions (policy rule max-partitions)")
+	if grown, err = adm.CreatePartitions(ctx, 3, "a.one"); err != nil || grown["a.one"].Err != nil {
+		t.Errorf("grow a.one to 4: %v %v", err, grown["a.one"].Err)
+	}
+
+	// Quotas.
+	alice := kadm.ClientQuotaEntity{{Type: "user", Name: kadm.StringPtr("alice")}}
+	for rate, want := range map[float64]string{2 << 20: "producer_byte_rate of users/alice above 1 MiB/s (policy rule producer-cap)", 1 << 20: ""} {
+		qs, err := adm.AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{{Entity: alice, Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: rate}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == "" {
+			if qs[0].Err != nil {
+				t.Errorf("rate %v: %v", rate, qs[0].Err)
+			}
+			continue
+		}
+		policyViolation(t, "quota", qs[0].Err, qs[0].ErrMessage, want)
+	}
+
+	metrics := testkit.ScrapeMetrics(t, b.MetricsAddr())
+	for _, line := range []string{
+		`kbroker_policy_rejections_total{operation="alter-configs",rule="retention-min"} 2`,
+		`kbroker_policy_rejections_total{operation="alter-configs",rule="platform-only"} 1`,
+		`kbroker_policy_rejections_total{operation="create-topic",rule="max-partitions"} 1`,
+		`kbroker_policy_rejections_total{operation="create-partitions",rule="max-partitions"} 1`,
+		`kbroker_policy_rejections_total{operation="alter-client-quotas",rule="producer-cap"} 1`,
+	} {
+		if !strings.Contains(metrics, line+"\n") {
+			t.Errorf("metrics lack %s", line)
+		}
+	}
+	audit := logs.String()
+	if !strings.Contains(audit, `msg="policy rejected" logger=kbroker.audit principal=User:alice`) ||
+		!strings.Contains(audit, `operation=alter-configs resource="topic keep.two" rule=platform-only`) {
+		t.Errorf("no audit line of alice's rejection in:\n%s", audit)
+	}
+}
