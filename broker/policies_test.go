@@ -43,7 +43,7 @@ const policyRules = `rules:
   message: '"producer_byte_rate of " + resource.name + " above 1 MiB/s"'
 `
 
-func writeFile(t *testing.T, path, text string) {
+func writeFileNow(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func policyViolation(t *testing.T, what string, err error, msg, want string) {
 func TestPolicyFileOverTCP(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "policies.yaml")
-	writeFile(t, file, policyRules)
+	writeFileNow(t, file, policyRules)
 	var logs testkit.LogBuffer
 	var goSaw []string
 	var mu sync.Mutex
@@ -204,4 +204,104 @@ func TestPolicyFileOverTCP(t *testing.T) {
 		!strings.Contains(audit, `operation=alter-configs resource="topic keep.two" rule=platform-only`) {
 		t.Errorf("no audit line of alice's rejection in:\n%s", audit)
 	}
+}
+
+// TestPolicyFileThatDoesNotCompileStopsStartup: the broker refuses to start
+// and names the file, the line and the CEL error.
+func TestPolicyFileThatDoesNotCompileStopsStartup(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "policies.yaml")
+	writeFileNow(t, file, "rules:\n- name: typo\n  on: alter-configs\n  validate: chnages.size() == 0\n")
+	b, err := broker.New(config.Properties{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": t.TempDir(), "kbroker.policy.file": file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.Start()
+	if err == nil {
+		b.Close()
+		t.Fatal("started with a rule that does not compile")
+	}
+	if want := file + `:4: rule "typo": validate: undeclared reference to 'chnages'`; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Start: %v, want %s…", err, want)
+	}
+}
+
+// TestPolicyFileReloadUnderLoad: a broken edit keeps the rules in effect;
+// a good one replaces them whole while requests keep coming, and every
+// request sees one rule set or the other, never a mix.
+func TestPolicyFileReloadUnderLoad(t *testing.T) {
+	defer broker.SetPolicyPollInterval(10 * time.Millisecond)()
+	file := filepath.Join(t.TempDir(), "policies.yaml")
+	// Each set has two rules on the same change; a request that saw half
+	// of one set and half of the other would be rejected by a rule of
+	// the other set, or by none.
+	set := func(name string) string {
+		return "rules:\n- name: " + name + "-first\n  on: alter-configs\n  validate: 'true'\n" +
+			"- name: " + name + "-second\n  on: alter-configs\n  validate: 'false'\n  message: '\"" + name + "\"'\n"
+	}
+	// Written as an operator should: a new file renamed over the old one.
+	writeFile := func(t *testing.T, path, text string) {
+		tmp := path + ".new"
+		writeFileNow(t, tmp, text)
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, file, set("a"))
+	b := brokertest.Start(t, config.Properties{"kbroker.policy.file": file})
+	ctx := testkit.Context(t, 30*time.Second)
+	adm := kadm.NewClient(testkit.Client(t, b.Addr()))
+	testkit.CreateTopic(t, adm, "t", 1, nil)
+	change := []kadm.AlterConfig{{Name: "segment.ms", Value: kadm.StringPtr("3600000")}}
+	rejectedBy := func() string {
+		rs, err := adm.ValidateAlterTopicConfigs(ctx, change, "t")
+		if err != nil {
+			t.Error(err)
+			return ""
+		}
+		return rs[0].ErrMessage
+	}
+	waitFor := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for got := rejectedBy(); got != want; got = rejectedBy() {
+			if time.Now().After(deadline) {
+				t.Fatalf("rejected by %q, want %q", got, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitFor("a (policy rule a-second)")
+	// A broken edit: the old rules stay.
+	writeFile(t, file, set("b")+"- name: broken\n  on: alter-configs\n  validate: '1 +'\n")
+	time.Sleep(200 * time.Millisecond)
+	if got := rejectedBy(); got != "a (policy rule a-second)" {
+		t.Fatalf("after a broken edit: %q", got)
+	}
+
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if got := rejectedBy(); got != "a (policy rule a-second)" && got != "b (policy rule b-second)" {
+					t.Errorf("a request saw neither rule set whole: %q", got)
+					return
+				}
+			}
+		}()
+	}
+	for i := range 10 {
+		name := []string{"b", "a"}[i%2]
+		writeFile(t, file, set(name))
+		waitFor(name + " (policy rule " + name + "-second)")
+	}
+	close(stop)
+	wg.Wait()
 }

@@ -12,8 +12,13 @@ import (
 // whole before it replaces the one in effect, and one that does not
 // compile (or a file that cannot be read) leaves the rules in effect as
 // they are and is logged. The caller has loaded the file once already.
+//
+// A change is loaded once the file has stayed the same for one interval,
+// so that a file being written (truncated, then filled) is not read half
+// way; writing a new file and renaming it over the old one is safer still.
 func (e *Engine) WatchFile(ctx context.Context, path string, interval time.Duration, log *slog.Logger) {
-	last, _ := os.Stat(path)
+	loaded, _ := os.Stat(path)
+	var seen os.FileInfo // the last stat, to see the file settle
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -24,16 +29,18 @@ func (e *Engine) WatchFile(ctx context.Context, path string, interval time.Durat
 		}
 		fi, err := os.Stat(path)
 		if err != nil {
-			if last != nil {
+			if loaded != nil {
 				log.Error("policy file cannot be read; the rules in effect stay", "file", path, "err", err)
 			}
-			last = nil
+			loaded, seen = nil, nil
 			continue
 		}
-		if last != nil && fi.ModTime().Equal(last.ModTime()) && fi.Size() == last.Size() {
+		settled := sameFile(fi, seen)
+		seen = fi
+		if sameFile(fi, loaded) || !settled {
 			continue
 		}
-		last = fi
+		loaded = fi
 		set, err := LoadFile(path)
 		if err != nil {
 			log.Error("policy file changed but does not compile; the rules in effect stay", "file", path, "err", err)
@@ -42,4 +49,8 @@ func (e *Engine) WatchFile(ctx context.Context, path string, interval time.Durat
 		e.Swap(set)
 		log.Info("policy rules reloaded", "file", path, "rules", len(set.Rules))
 	}
+}
+
+func sameFile(a, b os.FileInfo) bool {
+	return a != nil && b != nil && a.ModTime().Equal(b.ModTime()) && a.Size() == b.Size() && os.SameFile(a, b)
 }
