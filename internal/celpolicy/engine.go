@@ -115,6 +115,25 @@ func (e *Engine) eval(op string, vars *Vars) error {
 	if len(rules) == 0 {
 		return nil
 	}
+	if groups := set.groups[op]; groups != nil {
+		first, ok := len(rules), true
+		for _, g := range groups {
+			i, evaluated := g.firstRejecting(vars)
+			if !evaluated {
+				ok = false // an error: the rules one by one find the rule
+				break
+			}
+			if i >= 0 {
+				first = min(first, g.at[i])
+			}
+		}
+		if ok {
+			if first == len(rules) {
+				return nil
+			}
+			rules = rules[first:] // the rule that rejects, evaluated alone for its message
+		}
+	}
 	for _, r := range rules {
 		if v := r.Eval(vars); v != nil {
 			if e.OnReject != nil {
@@ -135,27 +154,23 @@ func (r *Rule) Eval(vars *Vars) *Violation {
 }
 
 // Check runs one rule against vars and says whether its match held (a
-// rule without match always matches) and, if it rejects, why. A rule that
-// cannot be evaluated (a key that is not there, a value that is not a
-// number) rejects: a policy that cannot decide must not let the change
-// through.
+// rule without match always matches) and, if it rejects, why. The rule
+// rejects when "match && !validate" holds or cannot be evaluated (a key
+// that is not there, a value that is not a number): a policy that cannot
+// decide must not let the change through.
 func (r *Rule) Check(vars *Vars) (matched bool, _ *Violation) {
 	act := vars.activation()
+	matched = true
 	if r.match != nil {
 		out, _, err := r.match.Eval(act)
-		if err != nil {
-			return true, r.failed("match", err)
-		}
-		if b, ok := out.(types.Bool); !ok || !bool(b) {
-			return false, nil
-		}
+		matched = err != nil || out == types.True
 	}
-	out, _, err := r.validate.Eval(act)
+	out, _, err := r.cond.Eval(act)
 	if err != nil {
-		return true, r.failed("validate", err)
+		return matched, &Violation{Rule: r.Name, Message: fmt.Sprintf("the rule could not be evaluated: %v", err)}
 	}
-	if b, ok := out.(types.Bool); ok && bool(b) {
-		return true, nil
+	if out != types.True {
+		return matched, nil
 	}
 	msg := r.messageText
 	if r.message != nil {
@@ -167,10 +182,6 @@ func (r *Rule) Check(vars *Vars) (matched bool, _ *Violation) {
 		}
 	}
 	return true, &Violation{Rule: r.Name, Message: msg}
-}
-
-func (r *Rule) failed(field string, err error) *Violation {
-	return &Violation{Rule: r.Name, Message: fmt.Sprintf("the rule's %s could not be evaluated: %v", field, err)}
 }
 
 func errText(err error, v ref.Val) string {
@@ -192,7 +203,9 @@ type Vars struct {
 	Entity                     map[string]string
 	Quotas                     map[string]float64
 
-	act *activation
+	act        *activation
+	changesSum [2]uint64 // memo.go, computed once per resource
+	configsSum [2]uint64
 }
 
 func (v *Vars) activation() interpreter.Activation {
@@ -228,11 +241,11 @@ func (a *activation) ResolveName(name string) (any, bool) {
 		val = types.String(v.Operation)
 	case 1:
 		typ, pname, _ := strings.Cut(v.Principal, ":")
-		val = types.NewStringStringMap(adapter, map[string]string{"type": typ, "name": pname, "full": v.Principal})
+		val = fields(adapter, "type", typ, "name", pname, "full", v.Principal)
 	case 2:
-		val = types.NewStringStringMap(adapter, map[string]string{"address": v.ClientAddress, "listener": v.Listener})
+		val = fields(adapter, "address", v.ClientAddress, "listener", v.Listener)
 	case 3:
-		val = types.NewStringStringMap(adapter, map[string]string{"type": v.ResourceType, "name": v.ResourceName})
+		val = fields(adapter, "type", v.ResourceType, "name", v.ResourceName)
 	case 4:
 		val = adapter.NativeToValue(orEmpty(v.Changes))
 	case 5:
@@ -249,6 +262,16 @@ func (a *activation) ResolveName(name string) (any, bool) {
 }
 
 func (a *activation) Parent() interpreter.Activation { return nil }
+
+// fields is a small map(string, string) of CEL values: reading a field
+// converts nothing, where a Go map's value would be converted per read.
+func fields(adapter types.Adapter, kv ...string) ref.Val {
+	m := make(map[ref.Val]ref.Val, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[types.String(kv[i])] = types.String(kv[i+1])
+	}
+	return types.NewRefValMap(adapter, m)
+}
 
 func orEmpty[V any](m map[string]V) map[string]V {
 	if m == nil {

@@ -47,8 +47,14 @@ type Rule struct {
 	On   []string
 	Line int // where the rule starts in its file
 
-	match, validate, message cel.Program // match and message may be nil
-	messageText              string      // a message that is a plain string, not CEL
+	// cond is true when the rule rejects (condSource); match (nil: none)
+	// only tells policies --check whether the rule applied.
+	cond, match, message  cel.Program // message may be nil
+	matchSrc, validateSrc string      // for the set's combined program
+	deps                  varSet      // the variables match and validate read
+	configKeys            []string    // the configs they read (memo.go)
+	configsWhole          bool        // or all of them
+	messageText           string      // a message that is a plain string, not CEL
 }
 
 // RuleSet is a compiled rule set, immutable once built.
@@ -56,6 +62,10 @@ type RuleSet struct {
 	Source string // the file (or "metadata store") it was read from
 	Rules  []*Rule
 	byOp   map[string][]*Rule
+	// groups are the rules of each operation grouped by the variables
+	// they read, each group in one program (see combine); an operation
+	// whose rules did not combine has none, and runs rule by rule.
+	groups map[string][]*group
 }
 
 // For lists the rules on op, in file order.
@@ -153,7 +163,100 @@ func Compile(source string, data []byte) (*RuleSet, error) {
 			set.byOp[op] = append(set.byOp[op], r)
 		}
 	}
+	set.groups = map[string][]*group{}
+	for op, rules := range set.byOp {
+		set.groups[op] = groupRules(env, rules)
+	}
 	return set, nil
+}
+
+// groupRules combines the rules of one operation, grouped by the variables
+// they read: a group that reads nothing resource-specific (only the
+// principal and the changes, say) gets the same answer for every resource
+// of a request changing them alike, and remembers it. nil when a group
+// does not combine.
+func groupRules(env *cel.Env, rules []*Rule) []*group {
+	byDeps := map[varSet]*group{}
+	var out []*group
+	for i, r := range rules {
+		g := byDeps[r.deps]
+		if g == nil {
+			g = &group{deps: r.deps, memo: r.deps&(varResource|varTopic) == 0}
+			byDeps[r.deps] = g
+			out = append(out, g)
+		}
+		g.rules = append(g.rules, r)
+		g.at = append(g.at, i)
+		g.configKeys = append(g.configKeys, r.configKeys...)
+		g.configsWhole = g.configsWhole || r.configsWhole
+	}
+	for _, g := range out {
+		slices.Sort(g.configKeys)
+		g.configKeys = slices.Compact(g.configKeys)
+		if g.prgs = combine(env, g.rules); g.prgs == nil {
+			return nil
+		}
+	}
+	return out
+}
+
+// condSource is the expression that is true when r rejects:
+// "match && !validate". An error in it rejects too; as CEL's && does, a
+// false side decides whatever the other side is, so a match that cannot
+// be evaluated does not reject a change its validate allows. Newlines end
+// any // comment the rule's text has.
+func condSource(r *Rule) string {
+	match := "true"
+	if r.matchSrc != "" {
+		match = r.matchSrc
+	}
+	return fmt.Sprintf("(\n%s\n) && !(\n%s\n)", match, r.validateSrc)
+}
+
+// chunk bounds the rules of one combined program: its conditions nest,
+// one level per rule, and CEL limits the nesting of an expression.
+const chunk = 32
+
+// combine compiles rules of one operation into programs, each of up to
+// chunk rules, that return the index (in its chunk) of the first rule
+// that rejects, or -1: a CEL evaluation has a cost of its own besides its
+// expression's, and a request changing 1,000 topics runs every rule 1,000
+// times. When one cannot be evaluated, the engine runs the rules one by
+// one to find the rule that could not, as it would have without
+// combining. nil when a combined program does not compile.
+func combine(env *cel.Env, rules []*Rule) []cel.Program {
+	var out []cel.Program
+	for start := 0; start < len(rules); start += chunk {
+		part := rules[start:min(start+chunk, len(rules))]
+		var b strings.Builder
+		for i, r := range part {
+			fmt.Fprintf(&b, "(%s) ? %d : ", condSource(r), i)
+		}
+		b.WriteString("-1")
+		prg, err := compileFolded(env, b.String())
+		if err != nil {
+			return nil
+		}
+		out = append(out, prg)
+	}
+	return out
+}
+
+// compileFolded compiles an expression with its constant calls
+// (duration("30d"), bytes("100MiB")) computed once, not per resource.
+func compileFolded(env *cel.Env, text string) (cel.Program, error) {
+	ast, iss := env.Compile(text)
+	if iss.Err() != nil {
+		return nil, iss.Err()
+	}
+	if folder, err := cel.NewConstantFoldingOptimizer(); err == nil {
+		if opt, err := cel.NewStaticOptimizer(folder); err == nil {
+			if folded, iss := opt.Optimize(env, ast); iss.Err() == nil {
+				ast = folded
+			}
+		}
+	}
+	return env.Program(ast, cel.EvalOptions(cel.OptOptimize))
 }
 
 // yamlErrorLine finds the line in a YAML error ("yaml: line 3: ...").
@@ -237,6 +340,12 @@ func compileRule(env *cel.Env, source string, n *yaml.Node) (*Rule, error) {
 			}
 			return nil, err
 		}
+		switch field {
+		case "match":
+			r.matchSrc = text
+		case "validate":
+			r.validateSrc = text
+		}
 		ast, iss := env.Compile(text)
 		if iss.Err() != nil {
 			e := iss.Errors()[0]
@@ -249,13 +358,21 @@ func compileRule(env *cel.Env, source string, n *yaml.Node) (*Rule, error) {
 		if err != nil {
 			return nil, fail(node.Line, "%s: %v", field, err)
 		}
+		if field != "message" {
+			r.deps |= referenced(ast)
+			keys, whole := keysRead(ast, "configs")
+			r.configKeys, r.configsWhole = append(r.configKeys, keys...), r.configsWhole || whole
+		}
 		return prg, nil
 	}
 	if r.match, err = compile("match", cel.BoolType, false); err != nil {
 		return nil, err
 	}
-	if r.validate, err = compile("validate", cel.BoolType, true); err != nil {
+	if _, err = compile("validate", cel.BoolType, true); err != nil {
 		return nil, err
+	}
+	if r.cond, err = compileFolded(env, condSource(r)); err != nil {
+		return nil, fail(n.Line, "%v", err)
 	}
 	if r.message, err = compile("message", cel.StringType, false); err != nil {
 		return nil, err
