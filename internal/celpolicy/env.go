@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"cel.dev/cel-go/cel"
@@ -29,6 +30,10 @@ var variables = []cel.EnvOption{
 	cel.Variable("entity", cel.MapType(cel.StringType, cel.StringType)),
 	cel.Variable("quotas", cel.MapType(cel.StringType, cel.DoubleType)),
 }
+
+// sharedEnv is newEnv, built once: an environment is immutable and safe
+// to share, and building one is most of the cost of a small rule file.
+var sharedEnv = sync.OnceValues(newEnv)
 
 // newEnv is the CEL environment rules compile in: the standard library
 // with Kafka-unit helpers. CEL's own duration(string) knows no days and

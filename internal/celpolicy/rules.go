@@ -144,7 +144,7 @@ func Compile(source string, data []byte) (*RuleSet, error) {
 	if len(list.Content) > maxRules {
 		return nil, fail(list.Line, "", "%d rules: at most %d", len(list.Content), maxRules)
 	}
-	env, err := newEnv()
+	env, err := sharedEnv()
 	if err != nil {
 		return nil, fmt.Errorf("policy environment: %w", err)
 	}
