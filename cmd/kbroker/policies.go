@@ -108,10 +108,11 @@ func explainPolicy(err error) (rule, message string, ok bool) {
 	}
 	rule = msg[i+len(celpolicy.ViolationSuffix) : len(msg)-1]
 	message = msg[:i]
-	// The admin client puts the resource and error name before the
+	// The admin client puts the resource and the error's name before the
 	// broker's message.
-	if j := strings.LastIndex(message, ": "); j >= 0 {
-		message = message[j+2:]
+	const code = "POLICY_VIOLATION: "
+	if j := strings.Index(message, code); j >= 0 {
+		message = message[j+len(code):]
 	}
 	return rule, message, true
 }
