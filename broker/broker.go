@@ -152,6 +152,7 @@ func (b *Broker) Start() (err error) {
 		Broker: b.cfg, Store: b.store, Policy: policies, Passwords: passwords,
 		Logger: b.log, Audit: b.loggers.Logger("kbroker.audit"), Loggers: b.loggers,
 	})
+	b.watchStoredPolicies(policies)
 	parts := replica.New(b.cfg, b.store, b.configs, b.logs, b.loggers.Logger("kbroker.partitions"), b.metrics.ForgetTopic)
 	quotas := b.startQuotas()
 	if err := parts.OpenAll(b.store.Snapshot()); err != nil {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -13,10 +14,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"kbroker/broker"
 	"kbroker/broker/brokertest"
+	"kbroker/internal/cluster/etcdtest"
 	"kbroker/internal/config"
 	"kbroker/internal/testkit"
 	"kbroker/policy"
@@ -304,4 +307,91 @@ func TestPolicyFileReloadUnderLoad(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// TestStoredPoliciesReachEveryBroker: a rule set stored in the metadata
+// store (etcd) is in effect on every broker, except one whose policy file
+// takes precedence; one that does not compile is refused; removing it
+// lifts it.
+func TestStoredPoliciesReachEveryBroker(t *testing.T) {
+	store := etcdtest.Start(t)
+	file := filepath.Join(t.TempDir(), "policies.yaml")
+	writeFileNow(t, file, "- name: no-file-topics\n  on: create-topic\n  validate: '!resource.name.startsWith(\"file.\")'\n")
+	var brokers []*broker.Broker
+	for id := 1; id <= 2; id++ {
+		props := config.Properties{
+			"node.id": strconv.Itoa(id), "metadata.etcd.endpoints": store.Endpoint(),
+			"metadata.etcd.session.timeout.ms": "2000", "metadata.etcd.request.timeout.ms": "1000",
+		}
+		if id == 2 {
+			props["kbroker.policy.file"] = file
+		}
+		brokers = append(brokers, brokertest.Start(t, props))
+	}
+	ctx := testkit.Context(t, 30*time.Second)
+	cl := testkit.Client(t, brokers[0].Addr())
+	adms := []*kadm.Client{kadm.NewClient(cl), kadm.NewClient(testkit.Client(t, brokers[1].Addr()))}
+	// rejectedBy is the rule that rejects creating topic on broker i ("" none),
+	// asked of that broker (a client sends CreateTopics to the controller).
+	rejectedBy := func(i int, topic string) string {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.ValidateOnly, req.TimeoutMillis = true, 5000
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, 1, 1
+		req.Topics = append(req.Topics, rt)
+		resp, err := cl.Broker(i+1).Request(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := resp.(*kmsg.CreateTopicsResponse).Topics[0]
+		if r.ErrorCode == 0 {
+			return ""
+		}
+		msg := ""
+		if r.ErrorMessage != nil {
+			msg = *r.ErrorMessage
+		}
+		if r.ErrorCode != kerr.PolicyViolation.Code {
+			t.Fatalf("%s on broker %d: %v %s", topic, i+1, kerr.ErrorForCode(r.ErrorCode), msg)
+		}
+		return msg[strings.LastIndex(msg, "(policy rule ")+len("(policy rule ") : len(msg)-1]
+	}
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("never: %s", what)
+			}
+		}
+	}
+	stored := "rules:\n- name: no-tmp-topics\n  on: create-topic\n  validate: '!resource.name.startsWith(\"tmp.\")'\n"
+	rs, err := adms[1].AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "kbroker.policy.rules", Value: &stored}})
+	if err != nil || rs[0].Err != nil {
+		t.Fatalf("store the rules: %v %v", err, rs)
+	}
+	eventually("broker 1 uses the stored rules", func() bool { return rejectedBy(0, "tmp.x") == "no-tmp-topics" })
+	if got := rejectedBy(0, "file.x"); got != "" {
+		t.Errorf("broker 1 ran the other broker's file: %q", got)
+	}
+	if got, file := rejectedBy(1, "tmp.x"), rejectedBy(1, "file.x"); got != "" || file != "no-file-topics" {
+		t.Errorf("broker 2 (with a file): tmp.x rejected by %q, file.x by %q", got, file)
+	}
+
+	broken := "rules:\n- name: broken\n  on: create-topic\n  validate: 'resource.name > 1'\n"
+	rs, err = adms[0].AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "kbroker.policy.rules", Value: &broken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(rs[0].Err, kerr.InvalidConfig) || !strings.Contains(rs[0].ErrMessage, `kbroker.policy.rules:4: rule "broken": validate:`) {
+		t.Errorf("a broken rule set: %v %s", rs[0].Err, rs[0].ErrMessage)
+	}
+	if got := rejectedBy(0, "tmp.x"); got != "no-tmp-topics" {
+		t.Errorf("after a refused set: %q", got)
+	}
+
+	rs, err = adms[0].AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: "kbroker.policy.rules"}})
+	if err != nil || rs[0].Err != nil {
+		t.Fatalf("remove the rules: %v %v", err, rs)
+	}
+	eventually("the stored rules are removed", func() bool { return rejectedBy(0, "tmp.x") == "" })
 }

@@ -8,10 +8,18 @@ import (
 	"os"
 	"strings"
 
+	"kbroker/admin"
 	"kbroker/internal/celpolicy"
+	"kbroker/internal/config"
 )
 
 const policiesSynopsis = `kbroker policies --check FILE [--request JSON | --requests FILE]
+       kbroker policies --bootstrap-server host:port (--apply FILE | --remove)
+
+--apply stores a rule file in the cluster's metadata store (the cluster-wide
+config kbroker.policy.rules); every broker puts it in effect, except a
+broker with kbroker.policy.file set, whose file takes precedence. A file
+that does not compile is refused. --remove deletes the stored rule set.
 
 Compiles a policy rule file (kbroker.policy.file) and, given sample
 requests, evaluates every rule on each one and prints allow, deny or skip
@@ -32,14 +40,21 @@ const policiesExamples = `  kbroker policies --check policies.yaml
 
 func runPolicies(args []string, out, _ io.Writer) error {
 	fs := newFlagSet("policies", policiesSynopsis, policiesExamples, out)
+	var conn connFlags
+	conn.register(fs)
 	check := fs.String("check", "", "`file` of rules to compile (and evaluate against the samples)")
 	request := fs.String("request", "", "one sample request, as `JSON`")
 	requests := fs.String("requests", "", "`file` of sample requests (a JSON list or JSON lines)")
+	apply := fs.String("apply", "", "`file` of rules to store in the cluster")
+	remove := fs.Bool("remove", false, "delete the rule set stored in the cluster")
 	if err := parseFlags(fs, args, out); err != nil {
 		return err
 	}
-	if *check == "" {
-		return usageError("--check FILE is required")
+	if _, err := exactlyOne(map[string]bool{"check": *check != "", "apply": *apply != "", "remove": *remove}); err != nil {
+		return err
+	}
+	if *apply != "" || *remove {
+		return storePolicies(&conn, *apply, out)
 	}
 	if *request != "" && *requests != "" {
 		return usageError("only one of --request and --requests may be given")
@@ -91,6 +106,43 @@ func runPolicies(args []string, out, _ io.Writer) error {
 	if failed {
 		fmt.Fprintln(out, "\nSome samples did not get what they expect.")
 		return errReported
+	}
+	return nil
+}
+
+// storePolicies stores the rule file at path in the cluster (path "":
+// removes the stored set), once it compiles here.
+func storePolicies(conn *connFlags, path string, out io.Writer) error {
+	change := admin.Delete(config.StoredPolicySource)
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		set, err := celpolicy.Compile(path, data)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%s: %d rules compile.\n", path, len(set.Rules))
+		change = admin.Set(config.StoredPolicySource, string(data))
+	}
+	cl, ctx, done, err := conn.connect()
+	if err != nil {
+		return err
+	}
+	defer done()
+	res := admin.ConfigResource{Type: admin.ResourceBroker, Name: ""}
+	rs, err := cl.AlterConfigs(ctx, map[admin.ConfigResource][]admin.ConfigChange{res: {change}}, admin.AlterOptions{Incremental: true})
+	if err != nil {
+		return err
+	}
+	if err := rs.All(); err != nil {
+		return err
+	}
+	if path == "" {
+		fmt.Fprintln(out, "Removed the cluster's stored policy rules.")
+	} else {
+		fmt.Fprintln(out, "Stored the policy rules in the cluster; every broker without kbroker.policy.file uses them.")
 	}
 	return nil
 }

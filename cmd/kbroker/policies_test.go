@@ -72,3 +72,20 @@ func TestConfigsAlterDryRunNamesTheRule(t *testing.T) {
 		t.Errorf("a dry run changed the topic:\n%s", out)
 	}
 }
+
+func TestPoliciesApplyStoresTheRulesInTheCluster(t *testing.T) {
+	bs := startBroker(t, nil)
+	out := ok(t, args(bs, "policies", "--apply", examplePolicies)...)
+	wantOutput(t, out, examplePolicies+": 8 rules compile.\nStored the policy rules in the cluster; every broker without kbroker.policy.file uses them.\n")
+	r := kb(t, args(bs, "topics", "--create", "--topic", "payments.events")...)
+	if r.code != 1 || !strings.Contains(r.stderr, "topic payments.events needs a replication factor of at least 3, not 1 (policy rule min-replication)") {
+		t.Fatalf("create under the stored rules: exit %d, %s", r.code, r.stderr)
+	}
+	broken := filepath.Join(t.TempDir(), "broken.yaml")
+	os.WriteFile(broken, []byte("- name: a\n  on: create-topic\n"), 0o600)
+	if r := kb(t, args(bs, "policies", "--apply", broken)...); r.code != 1 || !strings.Contains(r.stderr, broken+`:1: rule "a": validate is missing`) {
+		t.Errorf("apply a broken file: exit %d, %s", r.code, r.stderr)
+	}
+	wantOutput(t, ok(t, args(bs, "policies", "--remove")...), "Removed the cluster's stored policy rules.\n")
+	ok(t, args(bs, "topics", "--create", "--topic", "payments.events")...)
+}
