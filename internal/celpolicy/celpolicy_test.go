@@ -233,3 +233,39 @@ func TestUnits(t *testing.T) {
 		}
 	}
 }
+
+// TestManyRulesNameTheFirstThatRejects: with more rules than one combined
+// program holds, and groups remembering answers, the rule named is the
+// first in file order that rejects, for each resource.
+func TestManyRulesNameTheFirstThatRejects(t *testing.T) {
+	var b strings.Builder
+	for i := range 70 {
+		// Even rules read only changes (remembered), odd ones the name.
+		if i%2 == 0 {
+			fmt.Fprintf(&b, "- name: c%d\n  on: alter-configs\n  validate: '!(\"k%d\" in changes)'\n", i, i)
+		} else {
+			fmt.Fprintf(&b, "- name: n%d\n  on: alter-configs\n  validate: 'resource.name != \"t%d\"'\n", i, i)
+		}
+	}
+	set, err := Compile("many.yaml", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := engineWith(t, set)
+	v := "1"
+	cases := []struct {
+		topic string
+		key   string
+		rule  string
+	}{
+		{"t65", "k64", "c64"}, {"t65", "k66", "n65"}, {"t3", "k66", "n3"}, {"x", "k66", "c66"}, {"x", "k1", ""}, {"t69", "k1", "n69"},
+	}
+	for range 2 { // the second round answers from memory
+		for _, c := range cases {
+			got := violation(t, e.ValidateAlterConfig(topicAlter(c.topic, "User:a", map[string]*string{c.key: &v}, nil)))
+			if got != c.rule {
+				t.Errorf("%s changing %s: rejected by %q, want %q", c.topic, c.key, got, c.rule)
+			}
+		}
+	}
+}
