@@ -262,6 +262,9 @@ func (c *configsCmd) alterQuotaEntity(ctx context.Context, cl *admin.Client, ent
 	if scram > 0 && quota > 0 {
 		return usageError("SCRAM credentials and quotas cannot be altered in one command")
 	}
+	if scram > 0 && c.dryRun {
+		return usageError("--dry-run does not apply to SCRAM credentials (AlterUserScramCredentials has no validate-only mode)")
+	}
 	if scram > 0 {
 		if len(ents) != 1 || ents[0].Type != typeUsers || ents[0].Name == nil {
 			return usageError("SCRAM credentials can only be altered for one named user (--entity-type users --entity-name <user>)")
