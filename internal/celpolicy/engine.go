@@ -63,7 +63,7 @@ func (e *Engine) Rules() *RuleSet { return e.set.Load() }
 
 // ValidateAlterConfig runs the alter-configs rules, then the Go policy.
 func (e *Engine) ValidateAlterConfig(r policy.AlterConfigRequest) error {
-	if err := e.eval(OpAlterConfigs, alterConfigVars(r)); err != nil {
+	if err := e.eval(OpAlterConfigs, func() *Vars { return alterConfigVars(r) }); err != nil {
 		return err
 	}
 	if e.AlterConfig != nil {
@@ -74,7 +74,7 @@ func (e *Engine) ValidateAlterConfig(r policy.AlterConfigRequest) error {
 
 // ValidateCreateTopic runs the create-topic rules, then the Go policy.
 func (e *Engine) ValidateCreateTopic(r policy.CreateTopicRequest) error {
-	if err := e.eval(OpCreateTopic, createTopicVars(r)); err != nil {
+	if err := e.eval(OpCreateTopic, func() *Vars { return createTopicVars(r) }); err != nil {
 		return err
 	}
 	if e.CreateTopic != nil {
@@ -86,7 +86,7 @@ func (e *Engine) ValidateCreateTopic(r policy.CreateTopicRequest) error {
 // ValidateCreatePartitions runs the create-partitions rules, then the Go
 // policy.
 func (e *Engine) ValidateCreatePartitions(r policy.CreatePartitionsRequest) error {
-	if err := e.eval(OpCreatePartitions, createPartitionsVars(r)); err != nil {
+	if err := e.eval(OpCreatePartitions, func() *Vars { return createPartitionsVars(r) }); err != nil {
 		return err
 	}
 	if e.CreatePartitions != nil {
@@ -98,7 +98,7 @@ func (e *Engine) ValidateCreatePartitions(r policy.CreatePartitionsRequest) erro
 // ValidateAlterClientQuotas runs the alter-client-quotas rules, then the
 // Go policy.
 func (e *Engine) ValidateAlterClientQuotas(r policy.ClientQuotaRequest) error {
-	if err := e.eval(OpAlterClientQuotas, clientQuotaVars(r)); err != nil {
+	if err := e.eval(OpAlterClientQuotas, func() *Vars { return clientQuotaVars(r) }); err != nil {
 		return err
 	}
 	if e.AlterClientQuotas != nil {
@@ -109,12 +109,13 @@ func (e *Engine) ValidateAlterClientQuotas(r policy.ClientQuotaRequest) error {
 
 // eval runs the rules on op of the set in effect (loaded once, so one
 // resource sees one set) against vars; the first rule that rejects wins.
-func (e *Engine) eval(op string, vars *Vars) error {
+func (e *Engine) eval(op string, varsOf func() *Vars) error {
 	set := e.set.Load()
 	rules := set.For(op)
 	if len(rules) == 0 {
 		return nil
 	}
+	vars := varsOf() // only now: without rules, a request costs nothing here
 	if groups := set.groups[op]; groups != nil {
 		first, ok := len(rules), true
 		for _, g := range groups {
