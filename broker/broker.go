@@ -73,6 +73,9 @@ type Broker struct {
 	metrics      *metrics.Broker
 	alterPolicy  policy.AlterConfig
 	createPolicy policy.CreateTopic
+	// policies.go
+	partitionsPolicy policy.CreatePartitions
+	quotaPolicy      policy.AlterClientQuotas
 
 	dirLocks *storage.DirLocks
 	store    *meta.Store
@@ -147,10 +150,15 @@ func (b *Broker) Start() (err error) {
 	if err != nil {
 		return err
 	}
+	policies, err := b.startPolicies(ctx)
+	if err != nil {
+		return err
+	}
 	b.configs = dynconfig.New(dynconfig.Options{
-		Broker: b.cfg, Store: b.store, Policy: b.alterPolicy, Passwords: passwords,
+		Broker: b.cfg, Store: b.store, Policy: policies, Passwords: passwords,
 		Logger: b.log, Audit: b.loggers.Logger("kbroker.audit"), Loggers: b.loggers,
 	})
+	b.watchStoredPolicies(policies)
 	parts := replica.New(b.cfg, b.store, b.configs, b.logs, b.loggers.Logger("kbroker.partitions"), b.metrics.ForgetTopic)
 	quotas := b.startQuotas()
 	if err := parts.OpenAll(b.store.Snapshot()); err != nil {
@@ -168,7 +176,7 @@ func (b *Broker) Start() (err error) {
 	handlers := api.New(api.Deps{
 		Broker: b.cfg, ClusterID: clusterID, Store: b.store, Logs: parts, Configs: b.configs, Metrics: b.metrics,
 		Logger: b.loggers.Logger("kbroker.api"), Audit: b.loggers.Logger("kbroker.audit"),
-		CreateTopicPolicy: b.createPolicy, Quotas: quotas,
+		CreateTopicPolicy: policies, CreatePartitionsPolicy: policies, ClientQuotaPolicy: policies, Quotas: quotas,
 		Authz: sec.authz, Cluster: b.member, Groups: b.groups, Txns: b.txns,
 	})
 	// KIP-890 part 1: a transactional batch is appended only to a partition

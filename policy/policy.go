@@ -26,12 +26,25 @@ type ConfigResource struct {
 	Name string
 }
 
+// Requester is who sent the request, as Kafka 4's RequestMetadata carries
+// it: a policy can let only some principals make a change.
+type Requester struct {
+	Principal     string // "User:alice"; "User:ANONYMOUS" without authentication
+	ClientAddress string // the client's host:port
+	Listener      string // the listener the request arrived on, e.g. PLAINTEXT
+}
+
 // AlterConfigRequest is one resource's requested change: only the keys the
 // request changes, with their new values; a deleted key maps to nil. For
 // list keys changed by APPEND or SUBTRACT, the value is the resulting list.
+// Resulting is the resource's configs as they would be after the change:
+// for a topic every topic config with its effective value, for other
+// resources their dynamic overrides (sensitive values are left out).
 type AlterConfigRequest struct {
-	Resource ConfigResource
-	Configs  map[string]*string
+	Resource  ConfigResource
+	Configs   map[string]*string
+	Resulting map[string]string
+	Requester Requester
 }
 
 // AlterConfig decides whether a config change may happen.
@@ -49,11 +62,46 @@ type CreateTopicRequest struct {
 	ReplicationFactor *int16
 	Assignments       map[int32][]int32
 	Configs           map[string]string
+	Requester         Requester
 }
 
 // CreateTopic decides whether a topic may be created.
 type CreateTopic interface {
 	ValidateCreateTopic(CreateTopicRequest) error
+}
+
+// CreatePartitionsRequest is one topic of a CreatePartitions request,
+// after the broker's own checks passed.
+type CreatePartitionsRequest struct {
+	Topic             string
+	CurrentPartitions int32
+	NewPartitions     int32 // the requested total
+	// Assignments lists the replicas of each new partition; nil when the
+	// broker places them.
+	Assignments [][]int32
+	Requester   Requester
+}
+
+// CreatePartitions decides whether a topic may grow.
+type CreatePartitions interface {
+	ValidateCreatePartitions(CreatePartitionsRequest) error
+}
+
+// ClientQuotaRequest is one entity of an AlterClientQuotas request, after
+// the broker's own checks passed. Entity maps an entity type ("user",
+// "client-id", "ip") to its name, "<default>" for the type's default entity.
+// Changes maps each key the request names to its new value, nil for a
+// removal; Resulting is the entity's quotas after the change.
+type ClientQuotaRequest struct {
+	Entity    map[string]string
+	Changes   map[string]*float64
+	Resulting map[string]float64
+	Requester Requester
+}
+
+// AlterClientQuotas decides whether an entity's quotas may change.
+type AlterClientQuotas interface {
+	ValidateAlterClientQuotas(ClientQuotaRequest) error
 }
 
 // AlterConfigFunc adapts a function to AlterConfig.

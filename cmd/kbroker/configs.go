@@ -65,6 +65,7 @@ type configsCmd struct {
 	format                               *formatFlag
 	ents                                 entityArgs
 	addConfig, addConfigFile, deleteConf string
+	dryRun                               bool // --dry-run: validate only
 	out, errOut                          io.Writer
 }
 
@@ -81,6 +82,7 @@ func runConfigs(args []string, out, errOut io.Writer) error {
 	fs.StringVar(&c.addConfig, "add-config", "", "`k1=v1,k2=[v1,v2],…` configs to set (commas inside [] do not split)")
 	fs.StringVar(&c.addConfigFile, "add-config-file", "", "`file` of configs to set: Java properties, or the JSON of --describe --format json")
 	fs.StringVar(&c.deleteConf, "delete-config", "", "`k1,k2,…` configs to remove")
+	fs.BoolVar(&c.dryRun, "dry-run", false, "with --alter: validate only (the broker's checks and policies), change nothing; a rejection names the policy rule")
 	if err := parseFlags(fs, args, out); err != nil {
 		return err
 	}

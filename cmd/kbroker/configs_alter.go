@@ -161,7 +161,14 @@ func (c *configsCmd) runAlter(ctx context.Context, cl *admin.Client, ents []enti
 		err = c.alterQuotaEntity(ctx, cl, ents, adds, deletes)
 	}
 	if err != nil {
+		if rule, msg, ok := explainPolicy(err); ok && c.dryRun {
+			fmt.Fprintf(c.out, "Dry run: rejected by policy rule %s: %s\n", rule, msg)
+		}
 		return err
+	}
+	if c.dryRun {
+		fmt.Fprintln(c.out, "Dry run: the change is valid and allowed by the policies; nothing was changed.")
+		return nil
 	}
 	if e := ents[0]; e.Name != nil {
 		fmt.Fprintf(c.out, "Completed updating config for %s %s.\n", singular(e.Type), *e.Name)
@@ -210,7 +217,7 @@ func (c *configsCmd) alterResource(ctx context.Context, cl *admin.Client, e enti
 	if len(changes) == 0 {
 		return nil
 	}
-	rs, err := cl.AlterConfigs(ctx, map[admin.ConfigResource][]admin.ConfigChange{res: changes}, admin.AlterOptions{Incremental: true})
+	rs, err := cl.AlterConfigs(ctx, map[admin.ConfigResource][]admin.ConfigChange{res: changes}, admin.AlterOptions{Incremental: true, ValidateOnly: c.dryRun})
 	if err != nil {
 		return err
 	}
@@ -246,6 +253,9 @@ func (c *configsCmd) alterQuotaEntity(ctx context.Context, cl *admin.Client, ent
 	}
 	if scram > 0 && quota > 0 {
 		return usageError("SCRAM credentials and quotas cannot be altered in one command")
+	}
+	if scram > 0 && c.dryRun {
+		return usageError("--dry-run does not apply to SCRAM credentials (AlterUserScramCredentials has no validate-only mode)")
 	}
 	if scram > 0 {
 		if len(ents) != 1 || ents[0].Type != typeUsers || ents[0].Name == nil {
@@ -292,7 +302,7 @@ func (c *configsCmd) alterQuotaEntity(ctx context.Context, cl *admin.Client, ent
 	for _, k := range deletes {
 		alt.Ops = append(alt.Ops, admin.QuotaOp{Key: k, Remove: true})
 	}
-	rs, err := cl.AlterClientQuotas(ctx, []admin.QuotaAlteration{alt}, false)
+	rs, err := cl.AlterClientQuotas(ctx, []admin.QuotaAlteration{alt}, c.dryRun)
 	if err != nil {
 		return err
 	}

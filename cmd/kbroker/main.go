@@ -24,6 +24,7 @@ Usage:
   kbroker acls    --bootstrap-server host:port (--add | --remove | --list) ...
   kbroker users   --bootstrap-server host:port (--describe | --upsert | --delete) ...
   kbroker groups  --bootstrap-server host:port (--list | --describe | --reset-offsets | --delete | --delete-offsets) ...
+  kbroker policies --check FILE [--request JSON | --requests FILE]
 
 Commands:
   serve     run a broker (defaults: PLAINTEXT://127.0.0.1:9092, data in ./data)
@@ -32,6 +33,7 @@ Commands:
   acls      add, remove and list ACLs (as kafka-acls.sh)
   users     manage SCRAM credentials
   groups    list, describe, reset and delete consumer groups (as kafka-consumer-groups.sh)
+  policies  compile CEL policy rules and try them on sample requests
 
 The admin commands work against any Kafka-compatible cluster; they exit 0 on
 success, 1 when anything failed (each failure is printed with the broker's
@@ -50,11 +52,12 @@ var commands = map[string]command{
 		}
 		return serve(args)
 	},
-	"configs": runConfigs,
-	"topics":  runTopics,
-	"acls":    runACLs,
-	"users":   runUsers,
-	"groups":  runGroups,
+	"configs":  runConfigs,
+	"topics":   runTopics,
+	"acls":     runACLs,
+	"users":    runUsers,
+	"groups":   runGroups,
+	"policies": runPolicies,
 }
 
 func main() {

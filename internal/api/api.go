@@ -47,6 +47,10 @@ type Deps struct {
 	// CreateTopicPolicy is set by the embedding program; nil allows
 	// everything. (The alter-config policy is the dynamic configuration's.)
 	CreateTopicPolicy policy.CreateTopic
+	// CreatePartitionsPolicy and ClientQuotaPolicy veto partition
+	// increases and client quota changes; nil allows everything.
+	CreatePartitionsPolicy policy.CreatePartitions
+	ClientQuotaPolicy      policy.AlterClientQuotas
 	// Authz is the ACL authorizer; nil when authorizer.class.name is empty
 	// (everything allowed, ACL APIs answer SECURITY_DISABLED). authorize.go.
 	Authz *Authorization

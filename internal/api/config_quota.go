@@ -245,6 +245,9 @@ func (s *Server) alterQuotas(ctx context.Context, c *wire.Conn, changes []quotaC
 		if err := s.Quotas.ValidateChanges(quota.Overrides{paths[j]: next}); err != nil {
 			return nil, err
 		}
+		if err := s.checkQuotaPolicy(c, paths[j], changes[at[j]].ops, next); err != nil {
+			return nil, err
+		}
 		if validateOnly {
 			return nil, errValidateOnly
 		}

@@ -47,7 +47,7 @@ type resourceKey struct {
 
 // requester is who sent c's requests, for the audit log.
 func requester(c *wire.Conn) dynconfig.Requester {
-	return dynconfig.Requester{Principal: c.Principal, Client: c.Remote.String()}
+	return dynconfig.Requester{Principal: c.Principal, Client: c.Remote.String(), Listener: c.Listener}
 }
 
 // alterResources applies each resource's ops independently and returns one

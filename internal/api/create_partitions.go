@@ -52,6 +52,9 @@ func (s *Server) createPartitions(ctx context.Context, c *wire.Conn, r *wire.Req
 		}
 	}
 	checked, err := s.controller.CheckPartitions(s.Store.Snapshot(), inc)
+	if err == nil {
+		err = s.checkPartitionsPolicy(c, rt.Topic, rt.Count, checked.Added, inc.Assignment)
+	}
 	if err != nil || validateOnly {
 		return err
 	}

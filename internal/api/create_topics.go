@@ -50,6 +50,7 @@ func handleCreateTopics(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 			continue
 		}
 		if specs[i], errs[i] = specFromRequest(rt); errs[i] == nil {
+			specs[i].By = policyRequester(c)
 			errs[i] = s.controller.CheckTopic(snap, specs[i])
 		}
 		if errs[i] == nil && !req.ValidateOnly {

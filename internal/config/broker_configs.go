@@ -1,5 +1,10 @@
 package config
 
+import "kbroker/internal/celpolicy"
+
+// StoredPolicySource names the stored rule set in its compile errors.
+const StoredPolicySource = "kbroker.policy.rules"
+
 // Brokers is the catalog of the broker configs kbroker reads. Keys that
 // supply a topic config's default (its synonyms) are derived from Topics
 // unless listed here with their own default (the hours/minutes forms).
@@ -82,6 +87,19 @@ var Brokers = newCatalog(append([]*Def{
 		Doc: "How long the first rebalance of an empty group waits for more members, re-armed while they keep joining (up to the rebalance timeout): fewer rebalances at start-up, at the cost of a later start."},
 	{Name: "group.max.size", Type: TypeInt, Default: "2147483647", Check: atLeast(1), Mode: ReadOnly,
 		Doc: "Most members one group may have; a join beyond it gets GROUP_MAX_SIZE_REACHED."},
+	{Name: "kbroker.policy.file", Type: TypeString, NoDefault: true, Mode: ReadOnly,
+		Doc: "A YAML file of CEL policy rules run on config changes, topic creation, partition increases and client quota changes (kbroker); re-read when it changes, a broken edit keeping the rules in effect. When set, it takes precedence over the rule set stored in the metadata store."},
+	// One blob in the metadata store, so a rule set reaches every broker
+	// through the store's change notification; a set that does not
+	// compile is refused before it is stored.
+	{Name: "kbroker.policy.rules", Type: TypeString, NoDefault: true, Mode: ClusterWide, AppliedBy: ApplyPolicies,
+		Check: func(v string) error {
+			if _, err := celpolicy.Compile(StoredPolicySource, []byte(v)); err != nil {
+				return err
+			}
+			return nil
+		},
+		Doc: "The cluster's policy rule set, in the YAML of kbroker.policy.file (kbroker); set it with kbroker policies --apply. A broker with kbroker.policy.file set ignores it."},
 	{Name: "kbroker.metrics.group.lag.max.series", Type: TypeInt, Default: "10000", Check: atLeast(0), Mode: ReadOnly,
 		Doc: "Most kbroker_group_lag series (one per group, topic and partition with a committed offset) one /metrics scrape exports (kbroker); the rest are left out, counted by kbroker_group_lag_series_dropped, so that many groups cannot swell every scrape."},
 	{Name: "client.quota.subquota.mode", Type: TypeString, Default: "independent", Check: oneOf("independent", "reserved"), Mode: ReadOnly,

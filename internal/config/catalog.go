@@ -83,6 +83,9 @@ const (
 	// audited like any other and has no effect; naming it keeps "every
 	// dynamic key has an applier" free of silent gaps.
 	ApplyNotNeeded Applier = "accepted-not-needed"
+	// ApplyPolicies: the policy rule set stored in the metadata store
+	// (kbroker.policy.rules), compiled and put in effect on every broker.
+	ApplyPolicies Applier = "policies"
 )
 
 // Synonym is a broker key that supplies a topic config's default. Convert

@@ -44,6 +44,9 @@ type TopicSpec struct {
 	// controller places the partitions.
 	Assignment map[int32][]int32
 	Configs    map[string]string
+	// By is who asked, for the create-topic policy (empty for
+	// auto-creation).
+	By policy.Requester
 }
 
 // CheckTopic validates spec against snap, filling in the defaults, and
@@ -110,7 +113,7 @@ func (c *Controller) checkCreateTopicPolicy(spec *TopicSpec) error {
 	if c.policy == nil {
 		return nil
 	}
-	req := policy.CreateTopicRequest{Topic: spec.Name, Configs: maps.Clone(spec.Configs)}
+	req := policy.CreateTopicRequest{Topic: spec.Name, Configs: maps.Clone(spec.Configs), Requester: spec.By}
 	if len(spec.Assignment) > 0 {
 		req.Assignments = maps.Clone(spec.Assignment)
 	} else {

@@ -49,6 +49,7 @@ type Op struct {
 type Requester struct {
 	Principal string
 	Client    string // remote address
+	Listener  string // the listener the request arrived on
 }
 
 // Alteration is a requested change to one stored config resource: a topic,
@@ -184,7 +185,7 @@ func (c *Configs) validate(a Alteration, cur map[string]string) (map[string]stri
 		return nil, err
 	}
 	if c.policy != nil {
-		if err := c.policy.ValidateAlterConfig(policy.AlterConfigRequest{Resource: a.Resource, Configs: changed}); err != nil {
+		if err := c.policy.ValidateAlterConfig(c.policyRequest(a, changed, next)); err != nil {
 			return nil, refuse(ErrPolicyViolation, "%s", err.Error())
 		}
 	}

@@ -32,6 +32,9 @@ type Broker struct {
 	BytesOut        *prometheus.CounterVec // topic: record bytes fetched
 	RequestErrors   *prometheus.CounterVec // api, error: error codes in responses (errors.go)
 	Authentications *prometheus.CounterVec // listener, mechanism, result
+	// PolicyRejections counts resources a policy rule rejected, by rule
+	// and operation (internal/celpolicy).
+	PolicyRejections *prometheus.CounterVec
 
 	errorCounters sync.Map                      // api<<16|code → prometheus.Counter, resolved once
 	partitionLogs atomic.Pointer[PartitionLogs] // partitions.go
@@ -61,9 +64,13 @@ func New() *Broker {
 			Name: "kbroker_authentications_total",
 			Help: "SASL authentications and re-authentications, by listener, mechanism and result (success or failure).",
 		}, []string{"listener", "mechanism", "result"}),
+		PolicyRejections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kbroker_policy_rejections_total",
+			Help: "Resources a policy rule rejected (POLICY_VIOLATION), by rule and operation; validate-only requests count too.",
+		}, []string{"rule", "operation"}),
 	}
 	m.Registry.MustRegister(m.requests.collectors()...)
-	m.Registry.MustRegister(m.OpenConnections, m.BytesIn, m.BytesOut, m.RequestErrors, m.Authentications, buildInfo(),
+	m.Registry.MustRegister(m.OpenConnections, m.BytesIn, m.BytesOut, m.RequestErrors, m.Authentications, m.PolicyRejections, buildInfo(),
 		partitionCollector{&m.partitionLogs}, groupCollector{&m.groups},
 		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(liveHeap)),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
