@@ -72,6 +72,8 @@ func metricsFor(caseID string) []metric {
 		}, common...)
 	}
 	switch {
+	case strings.HasPrefix(caseID, "G"):
+		return groupMetrics(caseID) // groups.go
 	case strings.HasPrefix(caseID, "B1i"): // no goal: not in the plan
 		return produced(nil)
 	case strings.HasPrefix(caseID, "B1"):
