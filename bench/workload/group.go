@@ -43,6 +43,40 @@ func groupOpts(spec Spec, group string) []kgo.Opt {
 	return opts
 }
 
+// require848 fails unless the broker serves KIP-848 as kgo needs it
+// (ConsumerGroupHeartbeat v1): kgo would otherwise fall back to the
+// classic protocol silently, and the row would measure the wrong thing.
+func require848(ctx context.Context, addr string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return err
+	}
+	defer closeBounded(cl)
+	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
+	if err != nil {
+		return err
+	}
+	for _, k := range resp.ApiKeys {
+		if k.ApiKey == int16(kmsg.ConsumerGroupHeartbeat) && k.MaxVersion >= 1 {
+			return nil
+		}
+	}
+	return errors.New("the broker does not serve ConsumerGroupHeartbeat v1 (KIP-848), which the consumer protocol needs")
+}
+
+// prepareGroup readies the broker for a group workload's window.
+func prepareGroup(ctx context.Context, spec Spec, group string) error {
+	if spec.GroupProtocol == GroupConsumer {
+		if err := require848(ctx, spec.Addr); err != nil {
+			return err
+		}
+	}
+	if err := warmCoordinator(ctx, spec.Addr, group); err != nil {
+		return fmt.Errorf("warming the group coordinator: %w", err)
+	}
+	return nil
+}
+
 // warmCoordinator waits, before a window opens, until group's coordinator
 // answers an OffsetFetch: kbroker creates `__consumer_offsets` and loads
 // its shards on the first group request, a once-per-cluster cost that a
@@ -82,8 +116,8 @@ func GroupConsume(ctx context.Context, spec Spec, mark Mark) (Result, error) {
 		return Result{}, fmt.Errorf("preload: %w", err)
 	}
 	const group = "kbench-g1"
-	if err := warmCoordinator(ctx, spec.Addr, group); err != nil {
-		return Result{}, fmt.Errorf("warming the group coordinator: %w", err)
+	if err := prepareGroup(ctx, spec, group); err != nil {
+		return Result{}, err
 	}
 	runtime.GC()
 
@@ -179,8 +213,8 @@ func Rebalance(ctx context.Context, spec Spec, mark Mark) (Result, error) {
 		once.Do(func() { close(settled) })
 	}
 	group := fmt.Sprintf("kbench-g2-%d", time.Now().UnixNano())
-	if err := warmCoordinator(ctx, spec.Addr, group); err != nil {
-		return Result{}, fmt.Errorf("warming the group coordinator: %w", err)
+	if err := prepareGroup(ctx, spec, group); err != nil {
+		return Result{}, err
 	}
 
 	start := time.Now()

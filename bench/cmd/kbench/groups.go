@@ -115,3 +115,17 @@ func groupProgress(label string, rr runResult) bool {
 	}
 	return true
 }
+
+// groupSizing is the report's line on how the G cases were run, or "" if
+// none was selected.
+func groupSizing(pc planConfig) string {
+	for _, c := range selected(pc) {
+		if strings.HasPrefix(c.ID, "G") {
+			return fmt.Sprintf("- Groups: G1 3 members of one group on 6 partitions preloaded with %d MiB of 1 KiB records; "+
+				"G2 N members on N partitions, created at once; G1/G2 heartbeat %s, protocols %s; G3 simple OffsetCommits of one partition "+
+				"at 1,000/s for %s; kbroker with group.initial.rebalance.delay.ms=0 (kfake has no initial delay)\n",
+				pc.preloadBytes>>20, groupHeartbeat, *groupProtocols, pc.latencyDur)
+		}
+	}
+	return ""
+}
