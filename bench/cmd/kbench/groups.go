@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,24 +44,32 @@ func groupCases(pc planConfig) []benchCase {
 	var out []benchCase
 	for _, proto := range strings.Split(*groupProtocols, ",") {
 		proto = strings.TrimSpace(proto)
-		suffix := ""
+		suffix, props, kfakeConfigs := "", groupKbrokerProps, []string(nil)
 		if proto != workload.GroupClassic {
 			suffix = " " + proto
+		}
+		if proto == workload.GroupConsumer {
+			// A KIP-848 member heartbeats at the interval the broker
+			// dictates (5 s by default on both): the same on both sides,
+			// and as short as the classic members' here.
+			hb := fmt.Sprintf("group.consumer.heartbeat.interval.ms=%d", groupHeartbeat.Milliseconds())
+			props = append(slices.Clone(groupKbrokerProps), hb)
+			kfakeConfigs = []string{hb}
 		}
 		out = append(out, benchCase{"G1 group consume" + suffix, workload.Spec{
 			Kind: workload.KindGroupConsume, RecordBytes: 1024, PreloadBytes: pc.preloadBytes, FetchMaxBytes: pc.fetchMax,
 			Partitions: 6, Members: 3, GroupProtocol: proto, HeartbeatInterval: groupHeartbeat,
-		}, groupKbrokerProps})
+		}, props, kfakeConfigs})
 		for _, n := range []int{10, 100} {
 			out = append(out, benchCase{fmt.Sprintf("G2 rebalance %d%s", n, suffix), workload.Spec{
 				Kind: workload.KindRebalance, Partitions: int32(n), Members: n,
 				GroupProtocol: proto, HeartbeatInterval: groupHeartbeat,
-			}, groupKbrokerProps})
+			}, props, kfakeConfigs})
 		}
 	}
 	out = append(out, benchCase{"G3 commit latency", workload.Spec{
 		Kind: workload.KindCommitLatency, Warmup: pc.warmup / 2, Duration: pc.latencyDur, CommitRate: 1000,
-	}, groupKbrokerProps})
+	}, groupKbrokerProps, nil})
 	return out
 }
 

@@ -20,6 +20,9 @@ type benchCase struct {
 	// (the group cases turn the initial rebalance delay off, which kfake
 	// does not have).
 	KbrokerProps []string
+	// KfakeConfigs are kfake broker configs (kfake.BrokerConfigs) for the
+	// kfake side only.
+	KfakeConfigs []string
 }
 
 // planConfig are the sizing knobs from the flags.
@@ -56,7 +59,7 @@ func cases(pc planConfig) []benchCase {
 	produce := func(size int, name string) benchCase {
 		return benchCase{"B1 " + name, workload.Spec{
 			Kind: workload.KindProduce, RecordBytes: size, Warmup: pc.warmup, Duration: pc.produceDur,
-		}, nil}
+		}, nil, nil}
 	}
 	return append([]benchCase{
 		produce(1024, "1KiB"),
@@ -67,13 +70,13 @@ func cases(pc planConfig) []benchCase {
 		// connection; no goal, a check on the pipelined path.
 		{"B1i 1KiB idempotent", workload.Spec{
 			Kind: workload.KindProduce, RecordBytes: 1024, Warmup: pc.warmup, Duration: pc.produceDur, Idempotent: true,
-		}, nil},
+		}, nil, nil},
 		{"B2 fetch", workload.Spec{
 			Kind: workload.KindFetch, RecordBytes: 1024, PreloadBytes: pc.preloadBytes, FetchMaxBytes: pc.fetchMax,
-		}, nil},
+		}, nil, nil},
 		{"B3 latency", workload.Spec{
 			Kind: workload.KindLatency, RecordBytes: 1024, Warmup: pc.warmup / 2, Duration: pc.latencyDur,
-		}, nil},
+		}, nil, nil},
 	}, groupCases(pc)...)
 }
 
@@ -123,7 +126,7 @@ func runPlan(ctx context.Context, r *runner, pc planConfig, a, b broker.Kind) re
 				}
 				spec := c.Spec
 				spec.Topic = fmt.Sprintf("kbench-%d-%d-%s", time.Now().UnixNano(), pair, s.name)
-				rr := r.runBroker(ctx, s.kind, spec, c.KbrokerProps...)
+				rr := r.runBroker(ctx, s.kind, spec, c)
 				rr.Case, rr.Pair, rr.Side = c.ID, pair, s.name
 				progress(rr)
 				out.Runs = append(out.Runs, rr)

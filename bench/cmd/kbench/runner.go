@@ -39,12 +39,11 @@ type runner struct {
 // runBroker starts a fresh broker of kind, creates topic on it, runs the
 // load against it and stops it again. Failures are recorded in the result
 // rather than aborting the job, so one bad run does not cost the others.
-// kbrokerProps are extra server.properties lines for a kbroker side (kfake
-// takes none).
-func (r *runner) runBroker(ctx context.Context, kind broker.Kind, spec workload.Spec, kbrokerProps ...string) runResult {
+// c's KbrokerProps and KfakeConfigs configure the side of their kind.
+func (r *runner) runBroker(ctx context.Context, kind broker.Kind, spec workload.Spec, c benchCase) runResult {
 	rr := runResult{Kind: kind}
 	profiling := r.profileDir != "" && kind == broker.Kbroker
-	b, err := broker.StartWith(ctx, kind, r.bins, r.tmp, broker.StartOptions{Metrics: profiling, Props: kbrokerProps})
+	b, err := broker.StartWith(ctx, kind, r.bins, r.tmp, broker.StartOptions{Metrics: profiling, Props: c.KbrokerProps, KfakeConfigs: c.KfakeConfigs})
 	if err != nil {
 		rr.Err = err.Error()
 		return rr
