@@ -30,6 +30,10 @@ var fuzzAPIs = []struct {
 // initial delay fire in the middle of a sequence.
 var fuzzAdvance = byte(len(fuzzAPIs))
 
+// fuzzDeleteTopic is the op that deletes the topic its body names
+// (TopicsDeleted), as a DeleteTopics does between group requests.
+var fuzzDeleteTopic = fuzzAdvance + 1
+
 // fuzzCallBound is how long one call may take. A JoinGroup or SyncGroup
 // may rightly park until its group's rebalance completes, so each call
 // gets a short context (fuzzCallContext) and must return soon after it
@@ -104,7 +108,7 @@ func fuzzGroupRequests(t *testing.T, in []byte) {
 	cfg.RetentionCheck, cfg.OffsetsRetention = time.Minute, time.Hour
 	r := &fuzzRun{t: t, h: newHarness(t, cfg)}
 	for n := 0; len(in) >= 4 && n < fuzzMaxMessages; n++ {
-		op, vOff, size := in[0]%(fuzzAdvance+1), in[1], int(binary.BigEndian.Uint16(in[2:4]))
+		op, vOff, size := in[0]%(fuzzDeleteTopic+1), in[1], int(binary.BigEndian.Uint16(in[2:4]))
 		in = in[4:]
 		if op == fuzzAdvance {
 			// Up to ~109 minutes: past any session timeout the
@@ -115,6 +119,16 @@ func fuzzGroupRequests(t *testing.T, in []byte) {
 		size = min(size, len(in))
 		body := in[:size]
 		in = in[size:]
+		if op == fuzzDeleteTopic {
+			ctx, cancel := context.WithTimeout(context.Background(), fuzzCallBound)
+			start := time.Now()
+			r.h.c.TopicsDeleted(ctx, []string{string(body)})
+			cancel()
+			if d := time.Since(start); d > fuzzCallBound {
+				t.Fatalf("TopicsDeleted took %v to return", d)
+			}
+			continue
+		}
 		api := fuzzAPIs[op]
 		req := kmsg.RequestForKey(int16(api.key))
 		req.SetVersion(api.min + int16(int(vOff)%int(api.max-api.min+1)))
@@ -248,8 +262,9 @@ func (r *fuzzRun) probe() {
 
 // fuzzSeeds are sequences a real consumer sends: a v9 join (twice: the
 // second with the id MEMBER_ID_REQUIRED handed out), the leader's sync, a
-// heartbeat, a commit, a fetch and a leave; a v0 join of a second member;
-// and a clock jump past the session timeout.
+// heartbeat, a commit, a fetch and a leave; a v0 join of a second member
+// and a clock jump past the session timeout; a commit whose topic is then
+// deleted.
 func fuzzSeeds() [][]byte {
 	join := func(v int16, member string) kmsg.Request {
 		r := joinReq("g", member)
@@ -291,8 +306,13 @@ func fuzzSeeds() [][]byte {
 	}{{0, join(9, "")}, {0, join(9, fuzzMember(0))}, {1, sync}, {2, hb}, {4, commit}, {5, fetch}, {3, leave}} {
 		whole = append(whole, fuzzMessage(m.op, m.req)...)
 	}
+	// A simple commit (no member), then its topic deleted, then a fetch.
+	simple := *commit
+	simple.MemberID, simple.Generation = "", -1
+	deleted := append(fuzzMessage(4, &simple), fuzzDeleteTopic, 0, 0, 1, 't')
+	deleted = append(deleted, fuzzMessage(5, fetch)...)
 	expiry := append(fuzzMessage(0, join(0, "")), fuzzMessage(0, join(0, ""))...)
 	expiry = append(expiry, fuzzAdvance, 0, 0x01, 0x00) // 25.6 s: past the 10 s session timeout
 	expiry = append(expiry, fuzzMessage(2, hb)...)
-	return [][]byte{whole, expiry}
+	return [][]byte{whole, expiry, deleted}
 }
