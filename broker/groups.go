@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"time"
 
@@ -41,8 +42,37 @@ func (b *Broker) startGroups(parts *replica.Partitions) *group.Coordinator {
 			reconcile(ev.Cur)
 		}
 	})
+	b.store.OnChange(func(ev meta.Event) { dropDeletedTopicOffsets(g, ev) })
 	b.watchGroups(g)
 	return g
+}
+
+// deletedOffsetsTimeout bounds how long DeleteTopics waits for the group
+// coordinator's shards to tombstone the deleted topics' offsets; a shard
+// slower than that (one still replaying) finishes on its own.
+const deletedOffsetsTimeout = 5 * time.Second
+
+// dropDeletedTopicOffsets removes the committed offsets of every topic the
+// change deleted (or recreated with a new ID, which Kafka sees as a
+// deletion) from the groups here, before DeleteTopics answers.
+func dropDeletedTopicOffsets(g *group.Coordinator, ev meta.Event) {
+	names := ev.ChangedTopics()
+	if ev.Full {
+		names = slices.Collect(ev.Old.TopicNames())
+	}
+	var deleted []string
+	for _, name := range names {
+		t, nt := ev.Old.Topic(name), ev.Cur.Topic(name)
+		if t != nil && (nt == nil || nt.ID != t.ID) {
+			deleted = append(deleted, name)
+		}
+	}
+	if len(deleted) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deletedOffsetsTimeout)
+	defer cancel()
+	g.TopicsDeleted(ctx, deleted)
 }
 
 // groupStatsTimeout bounds how long a scrape waits for the coordinator's

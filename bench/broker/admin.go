@@ -61,6 +61,11 @@ func probe(ctx context.Context, addr string) error {
 // CreateTopic creates a 1-partition, RF 1 topic. Each run uses a fresh
 // topic so no run reads or appends to another run's data.
 func CreateTopic(ctx context.Context, addr, topic string) error {
+	return CreateTopicPartitions(ctx, addr, topic, 1)
+}
+
+// CreateTopicPartitions creates an RF 1 topic of partitions partitions.
+func CreateTopicPartitions(ctx context.Context, addr, topic string, partitions int32) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
 		return err
@@ -68,7 +73,7 @@ func CreateTopic(ctx context.Context, addr, topic string) error {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	resp, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, topic)
+	resp, err := kadm.NewClient(cl).CreateTopic(ctx, partitions, 1, nil, topic)
 	if err != nil {
 		return fmt.Errorf("create topic %s: %w", topic, err)
 	}

@@ -55,8 +55,12 @@ type Broker struct {
 	opts           StartOptions
 }
 
-// StartOptions adjust a kbroker start (kfake ignores them).
+// StartOptions adjust a kbroker start (kfake ignores them, but for
+// KfakeConfigs).
 type StartOptions struct {
+	// KfakeConfigs are kfake broker configs (key=value, kfake.BrokerConfigs)
+	// for a kfake start.
+	KfakeConfigs []string
 	// Dir is the broker's directory (properties, log, data). Empty: a fresh
 	// temporary one, removed by Stop. Given: used as is and kept, so a
 	// later start on the same Dir is a restart with the same data.
@@ -130,7 +134,11 @@ func StartWith(ctx context.Context, kind Kind, bins Binaries, tmp string, o Star
 // kfakeserver picks its own port and prints its address as the first line
 // of stdout, so there is no window in which another process can take it.
 func (b *Broker) startKfake(ctx context.Context, bin string) error {
-	c, stdout, err := StartChild(bin, []string{"-port", "0"}, nil, b.log)
+	args := []string{"-port", "0"}
+	for _, kv := range b.opts.KfakeConfigs {
+		args = append(args, "-config", kv)
+	}
+	c, stdout, err := StartChild(bin, args, nil, b.log)
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,13 @@ func CPUSeconds(pid int) (float64, error) {
 
 // PeakRSSBytes returns VmHWM, the process's peak resident set size. Because
 // each run gets a fresh broker process, this is the run's peak.
-func PeakRSSBytes(pid int) (int64, error) {
+func PeakRSSBytes(pid int) (int64, error) { return statusBytes(pid, "VmHWM:") }
+
+// RSSBytes returns VmRSS, the process's resident set size now.
+func RSSBytes(pid int) (int64, error) { return statusBytes(pid, "VmRSS:") }
+
+// statusBytes reads one "<field> <n> kB" line of /proc/<pid>/status.
+func statusBytes(pid int, field string) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -52,10 +58,10 @@ func PeakRSSBytes(pid int) (int64, error) {
 	s := bufio.NewScanner(f)
 	for s.Scan() {
 		line := s.Text()
-		if !strings.HasPrefix(line, "VmHWM:") {
+		if !strings.HasPrefix(line, field) {
 			continue
 		}
-		fields := strings.Fields(line[len("VmHWM:"):])
+		fields := strings.Fields(line[len(field):])
 		if len(fields) < 1 {
 			break
 		}
@@ -65,5 +71,5 @@ func PeakRSSBytes(pid int) (int64, error) {
 		}
 		return kb * 1024, nil
 	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }

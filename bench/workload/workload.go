@@ -20,6 +20,10 @@ const (
 	KindFetch    = "fetch"    // B2: preload, then fetch everything from offset 0
 	KindLatency  = "latency"  // B3: serial ProduceSync latency
 	KindLoopback = "loopback" // physical floors: TCP stream and ping-pong RTT
+
+	KindGroupConsume  = "group-consume"  // G1: a group's members read a preloaded topic
+	KindRebalance     = "rebalance"      // G2: members join one group until all are assigned
+	KindCommitLatency = "commit-latency" // G3: OffsetCommit latency at a fixed rate
 )
 
 // Mark events.
@@ -44,6 +48,13 @@ type Spec struct {
 	PreloadBytes  int64         // fetch: payload bytes to produce before fetching
 	FetchMaxBytes int32         // fetch: FetchMaxBytes and FetchMaxPartitionBytes
 	Idempotent    bool          `json:",omitempty"` // produce: kgo's idempotent defaults (producerOpts)
+
+	// Group workloads (group.go).
+	Partitions        int32         `json:",omitempty"` // partitions of Topic (0: 1)
+	Members           int           `json:",omitempty"` // G1, G2: group members
+	GroupProtocol     string        `json:",omitempty"` // G1, G2: GroupClassic (default) or GroupConsumer (KIP-848)
+	HeartbeatInterval time.Duration `json:",omitempty"` // G1, G2: members' heartbeat interval (0: kgo's 3 s)
+	CommitRate        int           `json:",omitempty"` // G3: commits per second
 }
 
 // Result is what a run measured. Rates are derived by the caller from
@@ -79,6 +90,12 @@ func Run(ctx context.Context, spec Spec, mark Mark) (Result, error) {
 		return Loopback(ctx, spec, mark)
 	case KindPrefault:
 		return Prefault(ctx, spec, mark)
+	case KindGroupConsume:
+		return GroupConsume(ctx, spec, mark)
+	case KindRebalance:
+		return Rebalance(ctx, spec, mark)
+	case KindCommitLatency:
+		return CommitLatency(ctx, spec, mark)
 	}
 	return Result{}, fmt.Errorf("unknown workload kind %q", spec.Kind)
 }

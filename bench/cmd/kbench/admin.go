@@ -140,6 +140,7 @@ func runAdminSuite(o options) int {
 		{"B9 configs", s.caseB9Configs},
 		{"SCRAM", s.caseSCRAM},
 		{"ACL produce", s.caseACLProduce},
+		{"G4 groups", s.caseG4}, // admin_groups.go
 	}
 	var secs []*section
 	for _, c := range all {

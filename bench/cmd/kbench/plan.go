@@ -16,6 +16,13 @@ import (
 type benchCase struct {
 	ID   string // e.g. "B1 1KiB"
 	Spec workload.Spec
+	// KbrokerProps are server.properties lines for the kbroker side only
+	// (the group cases turn the initial rebalance delay off, which kfake
+	// does not have).
+	KbrokerProps []string
+	// KfakeConfigs are kfake broker configs (kfake.BrokerConfigs) for the
+	// kfake side only.
+	KfakeConfigs []string
 }
 
 // planConfig are the sizing knobs from the flags.
@@ -52,9 +59,9 @@ func cases(pc planConfig) []benchCase {
 	produce := func(size int, name string) benchCase {
 		return benchCase{"B1 " + name, workload.Spec{
 			Kind: workload.KindProduce, RecordBytes: size, Warmup: pc.warmup, Duration: pc.produceDur,
-		}}
+		}, nil, nil}
 	}
-	return []benchCase{
+	return append([]benchCase{
 		produce(1024, "1KiB"),
 		produce(100, "100B"),
 		produce(16<<10, "16KiB"),
@@ -63,14 +70,14 @@ func cases(pc planConfig) []benchCase {
 		// connection; no goal, a check on the pipelined path.
 		{"B1i 1KiB idempotent", workload.Spec{
 			Kind: workload.KindProduce, RecordBytes: 1024, Warmup: pc.warmup, Duration: pc.produceDur, Idempotent: true,
-		}},
+		}, nil, nil},
 		{"B2 fetch", workload.Spec{
 			Kind: workload.KindFetch, RecordBytes: 1024, PreloadBytes: pc.preloadBytes, FetchMaxBytes: pc.fetchMax,
-		}},
+		}, nil, nil},
 		{"B3 latency", workload.Spec{
 			Kind: workload.KindLatency, RecordBytes: 1024, Warmup: pc.warmup / 2, Duration: pc.latencyDur,
-		}},
-	}
+		}, nil, nil},
+	}, groupCases(pc)...)
 }
 
 type side struct {
@@ -119,7 +126,7 @@ func runPlan(ctx context.Context, r *runner, pc planConfig, a, b broker.Kind) re
 				}
 				spec := c.Spec
 				spec.Topic = fmt.Sprintf("kbench-%d-%d-%s", time.Now().UnixNano(), pair, s.name)
-				rr := r.runBroker(ctx, s.kind, spec)
+				rr := r.runBroker(ctx, s.kind, spec, c)
 				rr.Case, rr.Pair, rr.Side = c.ID, pair, s.name
 				progress(rr)
 				out.Runs = append(out.Runs, rr)
@@ -137,6 +144,7 @@ func progress(rr runResult) {
 	switch {
 	case rr.Err != "":
 		fmt.Fprintf(os.Stderr, "%s ERROR %s\n", label, rr.Err)
+	case groupProgress(label, rr): // groups.go
 	case rr.Case == "loopback":
 		fmt.Fprintf(os.Stderr, "%s stream %.2f GB/s, rtt p50 %.1f µs\n", label, res.StreamBytesPerSec/1e9, res.RTTp50us)
 	case rr.Case == "B3 latency":

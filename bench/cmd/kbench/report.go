@@ -72,6 +72,8 @@ func metricsFor(caseID string) []metric {
 		}, common...)
 	}
 	switch {
+	case strings.HasPrefix(caseID, "G"):
+		return groupMetrics(caseID) // groups.go
 	case strings.HasPrefix(caseID, "B1i"): // no goal: not in the plan
 		return produced(nil)
 	case strings.HasPrefix(caseID, "B1"):
@@ -180,6 +182,7 @@ func writeMarkdown(w io.Writer, m machine, cmdline string, a, b broker.Kind, pc 
 	fmt.Fprintf(w, "- Sides: **a = %s**, **b = %s**; %d pairs, order alternating A-B / B-A; each run on a fresh broker process\n", a, b, pc.pairs)
 	fmt.Fprintf(w, "- Sizing: B1 %s per run after %s warm-up; B2 preload %d MiB, FetchMaxBytes %d MiB; B3 %s; MB = 10^6 bytes of record value\n",
 		pc.produceDur, pc.warmup, pc.preloadBytes>>20, pc.fetchMax>>20, pc.latencyDur)
+	fmt.Fprint(w, groupSizing(pc)) // groups.go
 	gbps, rtt := loopbackMedians(res)
 	fmt.Fprintf(w, "- Loopback floors (median of %d): single-stream TCP %.2f GB/s (1 MiB writes), 64 B ping-pong RTT p50 %.1f µs\n\n", len(res.Loopback), gbps, rtt)
 

@@ -39,17 +39,18 @@ type runner struct {
 // runBroker starts a fresh broker of kind, creates topic on it, runs the
 // load against it and stops it again. Failures are recorded in the result
 // rather than aborting the job, so one bad run does not cost the others.
-func (r *runner) runBroker(ctx context.Context, kind broker.Kind, spec workload.Spec) runResult {
+// c's KbrokerProps and KfakeConfigs configure the side of their kind.
+func (r *runner) runBroker(ctx context.Context, kind broker.Kind, spec workload.Spec, c benchCase) runResult {
 	rr := runResult{Kind: kind}
 	profiling := r.profileDir != "" && kind == broker.Kbroker
-	b, err := broker.StartWith(ctx, kind, r.bins, r.tmp, broker.StartOptions{Metrics: profiling})
+	b, err := broker.StartWith(ctx, kind, r.bins, r.tmp, broker.StartOptions{Metrics: profiling, Props: c.KbrokerProps, KfakeConfigs: c.KfakeConfigs})
 	if err != nil {
 		rr.Err = err.Error()
 		return rr
 	}
 	defer b.Stop()
 	spec.Addr = b.Addr
-	if err := broker.CreateTopic(ctx, b.Addr, spec.Topic); err != nil {
+	if err := broker.CreateTopicPartitions(ctx, b.Addr, spec.Topic, max(spec.Partitions, 1)); err != nil {
 		rr.Err = err.Error()
 		return rr
 	}
@@ -146,6 +147,9 @@ func (r *runner) runLoad(ctx context.Context, spec workload.Spec, b *broker.Brok
 // for the fetch preload a floor of 10 MB/s, far below either broker.
 func runTimeout(s workload.Spec) time.Duration {
 	t := s.Warmup + s.Duration + 30*time.Second
+	if s.Kind == workload.KindRebalance {
+		t += 90 * time.Second // no window of its own: as long as the members take to settle
+	}
 	if s.PreloadBytes > 0 {
 		t += time.Duration(float64(s.PreloadBytes)/10e6*2) * time.Second
 	}

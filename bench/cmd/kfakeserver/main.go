@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -20,6 +21,15 @@ import (
 
 func main() {
 	port := flag.Int("port", 0, "port on 127.0.0.1 to listen on (0 picks a free one)")
+	configs := map[string]string{}
+	flag.Func("config", "a kfake broker config, key=value (repeatable; kfake.BrokerConfigs)", func(kv string) error {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("%q: want key=value", kv)
+		}
+		configs[k] = v
+		return nil
+	})
 	flag.Parse()
 
 	c, err := kfake.NewCluster(
@@ -29,6 +39,7 @@ func main() {
 		// mirrors kbroker's auto.create.topics.enable=true.
 		kfake.AllowAutoTopicCreation(),
 		kfake.DefaultNumPartitions(1),
+		kfake.BrokerConfigs(configs),
 	)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kfakeserver:", err)
