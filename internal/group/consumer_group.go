@@ -525,24 +525,35 @@ func (s *shard) loadedConsumer(g *group) {
 // member's commit must carry its current epoch (OffsetCommit v9+ sends
 // the member epoch as the generation): an older one is
 // STALE_MEMBER_EPOCH (the member has not caught up yet, and retries), a
-// newer one FENCED_MEMBER_EPOCH.
+// newer one FENCED_MEMBER_EPOCH. A consumer-protocol member always commits
+// with OffsetCommit v9+; an older commit names a classic generation this
+// group has not (UNSUPPORTED_VERSION).
 func (cg *consumerGroup) validateCommit(req *kmsg.OffsetCommitRequest) *kerr.Error {
-	if req.Generation < 0 && req.MemberID == "" && len(cg.members) == 0 {
+	return cg.validateMemberCommit(req.MemberID, req.InstanceID, req.Generation, req.Version < 9)
+}
+
+// validateTxnCommit is validateCommit for TxnOffsetCommit, which carries
+// the member epoch as its generation in every version that names a
+// member, so no version is too old.
+func (cg *consumerGroup) validateTxnCommit(req *kmsg.TxnOffsetCommitRequest) *kerr.Error {
+	return cg.validateMemberCommit(req.MemberID, req.InstanceID, req.Generation, false)
+}
+
+func (cg *consumerGroup) validateMemberCommit(memberID string, instanceID *string, epoch int32, classicVersion bool) *kerr.Error {
+	if epoch < 0 && memberID == "" && len(cg.members) == 0 {
 		return nil
 	}
-	m := cg.members[req.MemberID]
+	m := cg.members[memberID]
 	switch {
 	case m == nil:
 		return kerr.UnknownMemberID
-	case req.InstanceID != nil && (m.instanceID == nil || *m.instanceID != *req.InstanceID):
+	case instanceID != nil && (m.instanceID == nil || *m.instanceID != *instanceID):
 		return kerr.FencedInstanceID
-	case req.Version < 9:
-		// A consumer-protocol member always commits with v9+; an
-		// older commit names a classic generation this group has not.
+	case classicVersion:
 		return kerr.UnsupportedVersion
-	case req.Generation > m.epoch:
+	case epoch > m.epoch:
 		return kerr.FencedMemberEpoch
-	case req.Generation < m.epoch:
+	case epoch < m.epoch:
 		return kerr.StaleMemberEpoch
 	}
 	return nil

@@ -430,6 +430,42 @@ func TestConsumerOffsetCommitMemberEpoch(t *testing.T) {
 	}
 }
 
+// TxnOffsetCommit into a consumer group checks the member and its epoch as
+// OffsetCommit does (Kafka's validateOffsetCommit with isTransactional),
+// at any version: franz-go's GroupTransactSession over KIP-848 commits
+// with the member epoch as the generation.
+func TestConsumerTxnOffsetCommitMemberEpoch(t *testing.T) {
+	h := newConsumerHarness(t)
+	h.topic("t", 1)
+	ok(t, h.hb(joinHB("g", "a", "t")))
+	for _, tc := range []struct {
+		name    string
+		version int16
+		member  string
+		epoch   int32
+		want    int16
+	}{
+		{"current epoch", 3, "a", 1, 0},
+		{"older epoch", 3, "a", 0, kerr.StaleMemberEpoch.Code},
+		{"newer epoch", 3, "a", 2, kerr.FencedMemberEpoch.Code},
+		{"unknown member", 3, "zz", 1, kerr.UnknownMemberID.Code},
+		{"no member into a group with members", 0, "", -1, kerr.UnknownMemberID.Code},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := kmsg.NewPtrTxnOffsetCommitRequest()
+			req.Version, req.Group, req.MemberID, req.Generation = tc.version, "g", tc.member, tc.epoch
+			req.TransactionalID, req.ProducerID, req.ProducerEpoch = "tx", 7, 0
+			rt := kmsg.NewTxnOffsetCommitRequestTopic()
+			rt.Topic = "t"
+			rt.Partitions = append(rt.Partitions, kmsg.NewTxnOffsetCommitRequestTopicPartition())
+			req.Topics = append(req.Topics, rt)
+			if got := h.c.TxnCommit(context.Background(), req)[0].Partitions[0].ErrorCode; got != tc.want {
+				t.Fatalf("got %v, want %v", kerr.ErrorForCode(got), kerr.ErrorForCode(tc.want))
+			}
+		})
+	}
+}
+
 // An empty consumer group goes back to classic on a JoinGroup, keeping its
 // offsets; an empty classic group becomes a consumer group on a join.
 func TestConsumerGroupConversionWhenEmpty(t *testing.T) {

@@ -63,7 +63,8 @@ func TxnCommitErrors(topics []kmsg.TxnOffsetCommitRequestTopic, code int16) []km
 // validateTxnCommit is Kafka's check of a transactional commit: the
 // classic-group commit check, except that a commit without member and
 // generation (v0-v2 have neither) is accepted into an active group, and
-// there is no REBALANCE_IN_PROGRESS.
+// there is no REBALANCE_IN_PROGRESS; a consumer group (KIP-848) checks the
+// member and its epoch as for OffsetCommit.
 func (s *shard) validateTxnCommit(req *kmsg.TxnOffsetCommitRequest) (*group, *kerr.Error) {
 	g := s.groups[req.Group]
 	if g == nil {
@@ -71,6 +72,12 @@ func (s *shard) validateTxnCommit(req *kmsg.TxnOffsetCommitRequest) (*group, *ke
 			return nil, kerr.IllegalGeneration
 		}
 		return newGroup(req.Group, s.now()), nil
+	}
+	if g.consumer != nil {
+		if e := g.consumer.validateTxnCommit(req); e != nil {
+			return nil, e
+		}
+		return g, nil
 	}
 	switch {
 	case g.state == Dead:
