@@ -19,8 +19,11 @@ import (
 )
 
 // txnProducer writes transactional batches the way a transactional client
-// does, with a producer id from InitProducerId, and ends its transactions
-// the way a coordinator does, with WriteTxnMarkers.
+// does, with a producer id from InitProducerId for its transactional id and
+// its partition added to the coordinator's transaction (Produce verifies
+// it, KIP-890), and ends its transactions the way a coordinator does, with
+// WriteTxnMarkers: the coordinator's own transaction stays open meanwhile,
+// so the data plane is tested on its own.
 type txnProducer struct {
 	t     *testing.T
 	cl    *kgo.Client
@@ -33,6 +36,7 @@ type txnProducer struct {
 
 func newTxnProducer(t *testing.T, cl *kgo.Client, topic kadm.CreateTopicResponse) *txnProducer {
 	init := kmsg.NewPtrInitProducerIDRequest()
+	init.TransactionalID = kmsg.StringPtr("tx")
 	init.TransactionTimeoutMillis = 60000
 	resp, err := init.RequestWith(ctx(t), cl)
 	if err != nil || resp.ErrorCode != 0 {
@@ -77,8 +81,25 @@ func (p *txnProducer) produce(txnID *string, raw []byte, n int) kmsg.ProduceResp
 	return sp
 }
 
+// join adds the producer's partition to its transaction at the
+// coordinator, as a client does before its first produce to it.
+func (p *txnProducer) join() {
+	p.t.Helper()
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.Version = 3
+	req.TransactionalID, req.ProducerID, req.ProducerEpoch = "tx", p.pid, p.epoch
+	rt := kmsg.NewAddPartitionsToTxnRequestTopic()
+	rt.Topic, rt.Partitions = p.topic, []int32{0}
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx(p.t), p.cl)
+	if err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		p.t.Fatalf("AddPartitionsToTxn: %+v %v", resp, err)
+	}
+}
+
 func (p *txnProducer) send(values ...string) int64 {
 	p.t.Helper()
+	p.join()
 	id := "tx"
 	sp := p.produce(&id, p.batch(true, values...), len(values))
 	if sp.ErrorCode != 0 {

@@ -213,8 +213,10 @@ func matrixCases(topicID [16]byte) map[string]matrixCase {
 				return resp.ProducerID
 			})},
 		// A transactional batch needs WRITE on the request's
-		// transactional id before anything else, then WRITE on its topic.
-		"Produce/transactional": {key: kmsg.Produce, refused: kerr.TransactionalIDAuthorizationFailed,
+		// transactional id before anything else, then WRITE on its topic;
+		// allowed, the batch reaches KIP-890 verification, which refuses
+		// it: its producer has no transaction at the coordinator.
+		"Produce/transactional": {key: kmsg.Produce, refused: kerr.TransactionalIDAuthorizationFailed, granted: kerr.InvalidTxnState,
 			grants: func(string) []kmsg.CreateACLsRequestCreation {
 				return append(topicACL("t", kmsg.ACLOperationWrite), acl(kmsg.ACLResourceTypeTransactionalId, "txn", kmsg.ACLOperationWrite))
 			},
