@@ -9,6 +9,8 @@
 // {"result": <what the call resolved to>} or {"error": {name, type, code,
 // message, retriable, errors}} — kafkajs's error as a program using it sees
 // it. The script itself fails (exit 1) only if it cannot run the steps.
+// KJS_SASL_MECHANISM, KJS_SASL_USERNAME and KJS_SASL_PASSWORD in the
+// environment make it authenticate (test/security's policy test).
 'use strict'
 
 const { Kafka, logLevel, ConfigResourceTypes } = require('kafkajs')
@@ -52,6 +54,9 @@ const main = async () => {
     retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
     connectionTimeout: 5000,
     requestTimeout: 10000,
+    sasl: process.env.KJS_SASL_MECHANISM
+      ? { mechanism: process.env.KJS_SASL_MECHANISM, username: process.env.KJS_SASL_USERNAME, password: process.env.KJS_SASL_PASSWORD }
+      : undefined,
   })
   const admin = kafka.admin()
   await admin.connect()
