@@ -163,10 +163,10 @@ func (r *Rule) Check(vars *Vars) (matched bool, _ *Violation) {
 	act := vars.activation()
 	matched = true
 	if r.match != nil {
-		out, _, err := r.match.Eval(act)
+		out, err := r.match.eval(act)
 		matched = err != nil || out == types.True
 	}
-	out, _, err := r.cond.Eval(act)
+	out, err := r.cond.eval(act)
 	if err != nil {
 		return matched, &Violation{Rule: r.Name, Message: fmt.Sprintf("the rule could not be evaluated: %v", err)}
 	}
@@ -175,7 +175,7 @@ func (r *Rule) Check(vars *Vars) (matched bool, _ *Violation) {
 	}
 	msg := r.messageText
 	if r.message != nil {
-		m, _, err := r.message.Eval(act)
+		m, err := r.message.eval(act)
 		if s, ok := m.(types.String); err == nil && ok {
 			msg = string(s)
 		} else {

@@ -54,7 +54,7 @@ type group struct {
 	rules []*Rule
 	at    []int // each rule's position among the operation's rules
 	deps  varSet
-	prgs  []cel.Program // one per chunk of rules
+	prgs  []*program // one per chunk of rules
 	memo  bool
 	// configKeys are the configs the group's rules read, when they read
 	// only constant keys (configsWhole false): a resource's fingerprint
@@ -99,7 +99,7 @@ func (g *group) firstRejecting(vars *Vars) (int, bool) {
 	}
 	first := -1
 	for c, prg := range g.prgs {
-		out, _, err := prg.Eval(vars.activation())
+		out, err := prg.eval(vars.activation())
 		if err != nil {
 			return 0, false
 		}

@@ -17,12 +17,16 @@
 package celpolicy
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"cel.dev/cel-go/cel"
+	celast "cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/types/ref"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -49,12 +53,12 @@ type Rule struct {
 
 	// cond is true when the rule rejects (condSource); match (nil: none)
 	// only tells policies --check whether the rule applied.
-	cond, match, message  cel.Program // message may be nil
-	matchSrc, validateSrc string      // for the set's combined program
-	deps                  varSet      // the variables match and validate read
-	configKeys            []string    // the configs they read (memo.go)
-	configsWhole          bool        // or all of them
-	messageText           string      // a message that is a plain string, not CEL
+	cond, match, message  *program // message may be nil
+	matchSrc, validateSrc string   // for the set's combined program
+	deps                  varSet   // the variables match and validate read
+	configKeys            []string // the configs they read (memo.go)
+	configsWhole          bool     // or all of them
+	messageText           string   // a message that is a plain string, not CEL
 }
 
 // RuleSet is a compiled rule set, immutable once built.
@@ -224,8 +228,8 @@ const chunk = 32
 // times. When one cannot be evaluated, the engine runs the rules one by
 // one to find the rule that could not, as it would have without
 // combining. nil when a combined program does not compile.
-func combine(env *cel.Env, rules []*Rule) []cel.Program {
-	var out []cel.Program
+func combine(env *cel.Env, rules []*Rule) []*program {
+	var out []*program
 	for start := 0; start < len(rules); start += chunk {
 		part := rules[start:min(start+chunk, len(rules))]
 		var b strings.Builder
@@ -242,21 +246,68 @@ func combine(env *cel.Env, rules []*Rule) []cel.Program {
 	return out
 }
 
+// loopBudget bounds one evaluation of an expression with loops
+// (comprehensions: all, exists, map, filter): a rule with runaway loops is
+// interrupted, and a rule that cannot be evaluated rejects, rather than
+// slowing every request it applies to. An expression without loops costs
+// at most its size over the request's data, so it runs unbounded and
+// without the timer.
+const loopBudget = 20 * time.Millisecond
+
+// program is a compiled expression that knows whether it loops.
+type program struct {
+	cel.Program
+	loops bool
+}
+
+func newProgram(env *cel.Env, ast *cel.Ast) (*program, error) {
+	loops := hasLoops(ast)
+	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	if loops {
+		opts = append(opts, cel.InterruptCheckFrequency(64))
+	}
+	prg, err := env.Program(ast, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &program{Program: prg, loops: loops}, nil
+}
+
+// eval runs the program, within loopBudget if it loops.
+func (p *program) eval(act any) (ref.Val, error) {
+	if !p.loops {
+		out, _, err := p.Eval(act)
+		return out, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), loopBudget)
+	defer cancel()
+	out, _, err := p.ContextEval(ctx, act)
+	return out, err
+}
+
+func hasLoops(ast *cel.Ast) bool {
+	return len(celast.MatchDescendants(celast.NavigateAST(ast.NativeRep()), celast.KindMatcher(celast.ComprehensionKind))) > 0
+}
+
 // compileFolded compiles an expression with its constant calls
 // (duration("30d"), bytes("100MiB")) computed once, not per resource.
-func compileFolded(env *cel.Env, text string) (cel.Program, error) {
+func compileFolded(env *cel.Env, text string) (*program, error) {
 	ast, iss := env.Compile(text)
 	if iss.Err() != nil {
 		return nil, iss.Err()
 	}
-	if folder, err := cel.NewConstantFoldingOptimizer(); err == nil {
+	// Folding evaluates what it can at compile time, with no cost limit:
+	// over comprehensions that can mean running a rule's loops in full at
+	// startup, so expressions with them are left unfolded (measured: seven
+	// nested all() over ten items took minutes to fold).
+	if folder, err := cel.NewConstantFoldingOptimizer(); err == nil && !hasLoops(ast) {
 		if opt, err := cel.NewStaticOptimizer(folder); err == nil {
 			if folded, iss := opt.Optimize(env, ast); iss.Err() == nil {
 				ast = folded
 			}
 		}
 	}
-	return env.Program(ast, cel.EvalOptions(cel.OptOptimize))
+	return newProgram(env, ast)
 }
 
 // yamlErrorLine finds the line in a YAML error ("yaml: line 3: ...").
@@ -332,7 +383,7 @@ func compileRule(env *cel.Env, source string, n *yaml.Node) (*Rule, error) {
 			return nil, fail(on.Line, "unknown operation %q in on (one of %s)", op, strings.Join(Operations, ", "))
 		}
 	}
-	compile := func(field string, want *cel.Type, required bool) (cel.Program, error) {
+	compile := func(field string, want *cel.Type, required bool) (*program, error) {
 		text, node, err := str(field)
 		if err != nil || node == nil {
 			if err == nil && required {
@@ -354,7 +405,7 @@ func compileRule(env *cel.Env, source string, n *yaml.Node) (*Rule, error) {
 		if t := ast.OutputType(); !t.IsExactType(want) && !t.IsExactType(cel.DynType) {
 			return nil, fail(node.Line, "%s must be a %s expression, not %s", field, want, t)
 		}
-		prg, err := env.Program(ast, cel.EvalOptions(cel.OptOptimize))
+		prg, err := newProgram(env, ast)
 		if err != nil {
 			return nil, fail(node.Line, "%s: %v", field, err)
 		}
