@@ -83,6 +83,9 @@ type Result struct {
 	// T2: the read_uncommitted pass over the same log (Seconds is the
 	// read_committed one).
 	UncommittedSeconds float64 `json:",omitempty"`
+	// T1, T3: transactions in the window, and kgo's 20 ms backoffs on
+	// CONCURRENT_TRANSACTIONS among them.
+	Txns, ConcurrentBackoffs int64 `json:",omitempty"`
 
 	// Loopback floors.
 	StreamBytesPerSec float64

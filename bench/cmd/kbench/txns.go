@@ -4,8 +4,8 @@ package main
 // with kfake like B1–B3:
 //
 //	T1 txn produce       transactions of 100 × 1 KiB records to 2 partitions, committed back to back
-//	T2 txn fetch         a preloaded log with every 10th transaction aborted, read with
-//	                     read_uncommitted and then read_committed
+//	T2 txn fetch         a preloaded log with every 10th transaction aborted, read
+//	                     with read_committed and with read_uncommitted
 //	T3 txn commit latency EndTxn(commit) of transactions of 2 × 1 KiB records (one per partition)
 //
 // Every transaction is franz-go's (BeginTransaction … EndTransaction), with
@@ -14,6 +14,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 
@@ -63,6 +64,7 @@ func txnMetrics(caseID string) []metric {
 			{name: "MB/s committed", value: mbps, fmt: "%.1f"},
 			{name: "transactions/s", value: func(rr, _ runResult) float64 { return perSec(rr) / txnRecordsT1 }, fmt: "%.0f"},
 			{name: "MB per broker CPU-s", value: mbPerCPU, fmt: "%.0f"},
+			{name: "CONCURRENT_TRANSACTIONS backoffs per 100 txns", value: backoffRate, fmt: "%.1f"},
 		}, cpuRSS...)
 	case strings.HasPrefix(caseID, "T2"):
 		return append([]metric{
@@ -82,9 +84,19 @@ func txnMetrics(caseID string) []metric {
 			{name: "p99 µs", value: func(rr, _ runResult) float64 { return rr.Result.P99us }, goal: &goal{false, 1.0}, fmt: "%.0f"},
 			{name: "p99.9 µs", value: func(rr, _ runResult) float64 { return rr.Result.P999us }, fmt: "%.0f"},
 			{name: "commits/s", value: func(rr, _ runResult) float64 { return perSec(rr) }, fmt: "%.0f"},
+			{name: "CONCURRENT_TRANSACTIONS backoffs per 100 txns", value: backoffRate, fmt: "%.1f"},
 		}, cpuRSS...)
 	}
 	return nil
+}
+
+// backoffRate is kgo's CONCURRENT_TRANSACTIONS backoffs (20 ms each) per
+// 100 transactions of the window.
+func backoffRate(rr, _ runResult) float64 {
+	if rr.Result.Txns == 0 {
+		return math.NaN()
+	}
+	return float64(rr.Result.ConcurrentBackoffs) * 100 / float64(rr.Result.Txns)
 }
 
 // txnProgress prints a T run's progress line; false if rr is not one.
@@ -92,14 +104,14 @@ func txnProgress(label string, rr runResult) bool {
 	res := rr.Result
 	switch {
 	case strings.HasPrefix(rr.Case, "T1"):
-		fmt.Fprintf(os.Stderr, "%s %.0f rec/s committed (%.0f txn/s) in %.1fs, broker cpu %.2fs rss %d MiB\n",
-			label, float64(res.Records)/res.Seconds, float64(res.Records)/res.Seconds/txnRecordsT1, res.Seconds, rr.BrokerCPU, rr.PeakRSS>>20)
+		fmt.Fprintf(os.Stderr, "%s %.0f rec/s committed (%.0f txn/s) in %.1fs, %d CONCURRENT_TRANSACTIONS backoffs, broker cpu %.2fs rss %d MiB\n",
+			label, float64(res.Records)/res.Seconds, float64(res.Records)/res.Seconds/txnRecordsT1, res.Seconds, res.ConcurrentBackoffs, rr.BrokerCPU, rr.PeakRSS>>20)
 	case strings.HasPrefix(rr.Case, "T2"):
 		fmt.Fprintf(os.Stderr, "%s log read: read_committed %.1f MB/s, read_uncommitted %.1f MB/s (preload %.1fs), broker cpu %.2fs rss %d MiB\n",
 			label, float64(res.Bytes)/res.Seconds/1e6, float64(res.Bytes)/res.UncommittedSeconds/1e6, res.PreloadSeconds, rr.BrokerCPU, rr.PeakRSS>>20)
 	case strings.HasPrefix(rr.Case, "T3"):
-		fmt.Fprintf(os.Stderr, "%s EndTxn p50 %.0f µs p99 %.0f µs p99.9 %.0f µs, %d commits, broker cpu %.2fs rss %d MiB\n",
-			label, res.P50us, res.P99us, res.P999us, res.Records, rr.BrokerCPU, rr.PeakRSS>>20)
+		fmt.Fprintf(os.Stderr, "%s EndTxn p50 %.0f µs p99 %.0f µs p99.9 %.0f µs, %d commits, %d CONCURRENT_TRANSACTIONS backoffs, broker cpu %.2fs rss %d MiB\n",
+			label, res.P50us, res.P99us, res.P999us, res.Records, res.ConcurrentBackoffs, rr.BrokerCPU, rr.PeakRSS>>20)
 	default:
 		return false
 	}
@@ -113,7 +125,7 @@ func txnSizing(pc planConfig) string {
 		if strings.HasPrefix(c.ID, "T") {
 			return fmt.Sprintf("- Transactions: T1 transactions of %d × 1 KiB records round-robin over %d partitions, committed back to back for %s "+
 				"after %s warm-up; T2 %d MiB preloaded on one partition by %d transactional producers in transactions of %d records, every %dth aborted, "+
-				"read to its end with read_uncommitted, then (measured) read_committed; T3 EndTxn(commit) of transactions of %d × 1 KiB records "+
+				"read to its end once unmeasured, then with read_committed (the window) and read_uncommitted; T3 EndTxn(commit) of transactions of %d × 1 KiB records "+
 				"(one per partition) back to back for %s; franz-go transactional producers, linger 0, no compression\n",
 				txnRecordsT1, txnPartitions, pc.produceDur, pc.warmup, pc.preloadBytes>>20, 4, txnRecordsT1, txnAbortEvery,
 				txnRecordsT3, pc.latencyDur)
