@@ -4,8 +4,9 @@
 // the real `kbroker serve` binary (bbolt metadata), committing, aborting
 // and abandoning transactions at random, while the broker is killed with
 // SIGKILL at random points — while records are produced, right after an
-// EndTxn was sent (during PrepareCommit and between markers), or at any
-// instant — and restarted. After every restart the last stable offset must
+// EndTxn(commit) was sent (before and during PrepareCommit), right after
+// a commit was answered (while the markers are written), or at any instant
+// — and restarted. After every restart the last stable offset must
 // pass everything written before the kill; at the end a read_committed
 // consumer must see every committed transaction whole, nothing of an
 // aborted one, nothing twice, and each producer's records in order per
@@ -156,7 +157,7 @@ func TestTxnCheck(t *testing.T) {
 	}
 
 	h := &history{txns: map[string]*txnRecord{}, inEndTxn: map[string]*txnRecord{}}
-	signals := make(chan string, 64) // "produce" / "endtxn" as producers reach them
+	signals := make(chan event, 64) // as producers reach the points a kill aims at
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range s.producers {
@@ -171,16 +172,19 @@ func TestTxnCheck(t *testing.T) {
 	points := map[string]int{}
 	for k := range s.kills {
 		time.Sleep(time.Duration(200+rng.Intn(1000)) * time.Millisecond)
-		mode := []string{"any instant", "while producing", "just after EndTxn(commit)"}[rng.Intn(3)]
-		want := map[string]string{"while producing": "produce", "just after EndTxn(commit)": "endtxn"}[mode]
+		mode := []string{"any instant", "while producing", "just after EndTxn(commit) was sent", "just after a commit was answered"}[rng.Intn(4)]
+		want := map[string]string{"while producing": evProduce, "just after EndTxn(commit) was sent": evEndTxn,
+			"just after a commit was answered": evCommitted}[mode]
+		var answered *txnRecord
 		if want != "" {
 			drain(signals)
 			wait := time.After(3 * time.Second)
 		waiting:
 			for {
 				select {
-				case sig := <-signals:
-					if sig == want {
+				case ev := <-signals:
+					if ev.kind == want {
+						answered = ev.tx
 						break waiting
 					}
 				case <-wait:
@@ -188,16 +192,25 @@ func TestTxnCheck(t *testing.T) {
 					break waiting
 				}
 			}
-			if want == "endtxn" {
+			switch want {
+			case evEndTxn:
 				time.Sleep(h.killDelay(rng))
-			} else {
+			case evCommitted:
+				// The coordinator answers once PrepareCommit is written and
+				// writes the markers after: a kill now lands among them.
+				u := rng.Float64()
+				time.Sleep(time.Duration(u * u * float64(500*time.Microsecond)))
+			default:
 				time.Sleep(time.Duration(rng.Intn(1000)) * time.Microsecond)
 			}
 		}
 		h.mu.Lock()
-		inFlight := make([]*txnRecord, 0, len(h.inEndTxn))
+		inFlight := make([]*txnRecord, 0, len(h.inEndTxn)+1)
 		for _, tx := range h.inEndTxn {
 			inFlight = append(inFlight, tx)
+		}
+		if want == evCommitted && answered != nil {
+			inFlight = append(inFlight, answered)
 		}
 		h.mu.Unlock()
 		px.setTarget("")
@@ -258,7 +271,19 @@ func TestTxnCheck(t *testing.T) {
 	t.Logf("transactions: %d committed, %d commit outcome unknown, %d not committed (aborted, abandoned or failed); %d records read, 0 anomalies", counts[stCommitted], counts[stCommitUnknown], counts[stNotCommitted]+counts[stOpen], read)
 }
 
-func drain(c chan string) {
+// Points of a producer's transaction that kills aim at.
+const (
+	evProduce   = "produce"   // records are about to be produced
+	evEndTxn    = "endtxn"    // EndTxn(commit) is about to be sent
+	evCommitted = "committed" // EndTxn(commit) was just answered
+)
+
+type event struct {
+	kind string
+	tx   *txnRecord
+}
+
+func drain(c chan event) {
 	for {
 		select {
 		case <-c:
@@ -268,9 +293,9 @@ func drain(c chan string) {
 	}
 }
 
-func signal(c chan string, s string) {
+func signal(c chan event, kind string, tx *txnRecord) {
 	select {
-	case c <- s:
+	case c <- event{kind, tx}:
 	default:
 	}
 }
@@ -281,7 +306,7 @@ func signal(c chan string, s string) {
 // transactional id, so only the broker's transaction timeout can end it).
 // Any error ends the client; a new one under the same id fences the old
 // epoch and so aborts whatever the old one left open.
-func runProducer(ctx context.Context, t *testing.T, slot int, addr string, partitions int, rng *rand.Rand, h *history, signals chan string, stop chan struct{}) {
+func runProducer(ctx context.Context, t *testing.T, slot int, addr string, partitions int, rng *rand.Rand, h *history, signals chan event, stop chan struct{}) {
 	gen := 0
 	txnID := func() string { return fmt.Sprintf("txncheck-%d-%d", slot, gen) }
 	newClient := func() *kgo.Client {
@@ -338,7 +363,7 @@ func runProducer(ctx context.Context, t *testing.T, slot int, addr string, parti
 			tx.values[part] = append(tx.values[part], v)
 			recs = append(recs, &kgo.Record{Topic: topic, Partition: part, Value: []byte(v)})
 		}
-		signal(signals, "produce")
+		signal(signals, evProduce, tx)
 		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 			h.set(tx, stNotCommitted)
 			restart(false)
@@ -355,7 +380,7 @@ func runProducer(ctx context.Context, t *testing.T, slot int, addr string, parti
 			}
 		default:
 			h.set(tx, stCommitUnknown)
-			signal(signals, "endtxn")
+			signal(signals, evEndTxn, tx)
 			sent := time.Now()
 			if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 				// The outcome is the coordinator's now: whatever it
@@ -367,6 +392,7 @@ func runProducer(ctx context.Context, t *testing.T, slot int, addr string, parti
 				continue
 			}
 			h.set(tx, stCommitted)
+			signal(signals, evCommitted, tx)
 			h.mu.Lock()
 			h.commitLatency = append(h.commitLatency, time.Since(sent))
 			if len(h.commitLatency) > 200 {
