@@ -12,10 +12,18 @@
 // aborted one, nothing twice, and each producer's records in order per
 // partition.
 //
-// It is sized for CI by default (about half a minute). The long run for
-// BENCHMARKS.md sets the environment:
+// Where each kill landed is read from the killed run's files before the
+// restart: for every commit in flight (or just answered), whether its
+// partitions hold its markers — none, some, all — and the last state
+// `__transaction_state` holds for its transactional id (which may already
+// be the next transaction's Ongoing). The binary has no hook to stop at a
+// chosen point, so the points are reached by timing and counted.
 //
-//	TXNCHECK_KILLS=60 TXNCHECK_PRODUCERS=6 go test -count=1 -timeout 30m -run TestTxnCheck -v ./test/txncheck
+// It is sized for CI by default (6 kills, about 30–45 s), run by
+// scripts/test's `go test ./...`. The long run for BENCHMARKS.md sets the
+// environment (30 kills: about 2.5 minutes on 2 cores):
+//
+//	TXNCHECK_KILLS=30 TXNCHECK_PRODUCERS=6 TXNCHECK_PARTITIONS=6 go test -count=1 -timeout 30m -run TestTxnCheck -v ./test/txncheck
 //
 // TXNCHECK_SEED replays a run's random choices (the seed is logged); the
 // broker's timing is not replayed.
@@ -227,7 +235,7 @@ func TestTxnCheck(t *testing.T) {
 		var here []string
 		for _, tx := range inFlight {
 			phase, state := killPoint(b.DataDir(), topic, tx, states)
-			points[phase+", coordinator state "+state]++
+			points[phase+", the id's last persisted state "+state]++
 			here = append(here, phase+"/"+state)
 		}
 
