@@ -255,7 +255,9 @@ func TestTxnCheck(t *testing.T) {
 	// Every transaction ends: the abandoned ones by the broker's timeout.
 	waitLSOAtEnd(t, ctx, adm, s.partitions)
 	seen := readCommitted(t, ctx, px.addr(), h)
-	verify(t, h, seen)
+	if anomalies := verify(h, seen); len(anomalies) > 0 {
+		t.Fatalf("%d anomalies (first 30):\n%s", len(anomalies), strings.Join(anomalies, "\n"))
+	}
 
 	var ml, pl []string
 	for m, n := range modes {
@@ -544,13 +546,11 @@ func readCommitted(t *testing.T, ctx context.Context, addr string, h *history) m
 	return seen
 }
 
-// verify holds what read_committed saw to the history. Anomalies are
-// listed together, up to a bound, so one run shows their shape.
-func verify(t *testing.T, h *history, seen map[int32][]string) {
-	t.Helper()
+// verify holds what read_committed saw to the history and returns the
+// anomalies, up to 30, so that one run shows their shape.
+func verify(h *history, seen map[int32][]string) (anomalies []string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var anomalies []string
 	add := func(format string, args ...any) {
 		if len(anomalies) < 30 {
 			anomalies = append(anomalies, fmt.Sprintf(format, args...))
@@ -608,7 +608,5 @@ func verify(t *testing.T, h *history, seen map[int32][]string) {
 			add("transaction %s/%d (commit outcome unknown): %d of its %d records read, not all or none", tx.txnID, tx.seq, got, total)
 		}
 	}
-	if len(anomalies) > 0 {
-		t.Fatalf("%d anomalies (first 30):\n%s", len(anomalies), strings.Join(anomalies, "\n"))
-	}
+	return anomalies
 }
