@@ -24,6 +24,10 @@ const (
 	KindGroupConsume  = "group-consume"  // G1: a group's members read a preloaded topic
 	KindRebalance     = "rebalance"      // G2: members join one group until all are assigned
 	KindCommitLatency = "commit-latency" // G3: OffsetCommit latency at a fixed rate
+
+	KindTxnProduce       = "txn-produce"        // T1: transactions committed back to back
+	KindTxnFetch         = "txn-fetch"          // T2: read_committed vs read_uncommitted of a log with aborts
+	KindTxnCommitLatency = "txn-commit-latency" // T3: EndTxn(commit) latency
 )
 
 // Mark events.
@@ -55,6 +59,10 @@ type Spec struct {
 	GroupProtocol     string        `json:",omitempty"` // G1, G2: GroupClassic (default) or GroupConsumer (KIP-848)
 	HeartbeatInterval time.Duration `json:",omitempty"` // G1, G2: members' heartbeat interval (0: kgo's 3 s)
 	CommitRate        int           `json:",omitempty"` // G3: commits per second
+
+	// Transactional workloads (txn.go).
+	TxnRecords int `json:",omitempty"` // T1–T3: records per transaction
+	AbortEvery int `json:",omitempty"` // T2: every AbortEvery-th transaction of the preload is aborted
 }
 
 // Result is what a run measured. Rates are derived by the caller from
@@ -71,6 +79,13 @@ type Result struct {
 
 	// Fetch (B2): how long the preload took, for the time budget.
 	PreloadSeconds float64
+
+	// T2: the read_uncommitted pass over the same log (Seconds is the
+	// read_committed one).
+	UncommittedSeconds float64 `json:",omitempty"`
+	// T1, T3: transactions in the window, and kgo's 20 ms backoffs on
+	// CONCURRENT_TRANSACTIONS among them.
+	Txns, ConcurrentBackoffs int64 `json:",omitempty"`
 
 	// Loopback floors.
 	StreamBytesPerSec float64
@@ -96,6 +111,12 @@ func Run(ctx context.Context, spec Spec, mark Mark) (Result, error) {
 		return Rebalance(ctx, spec, mark)
 	case KindCommitLatency:
 		return CommitLatency(ctx, spec, mark)
+	case KindTxnProduce:
+		return TxnProduce(ctx, spec, mark)
+	case KindTxnFetch:
+		return TxnFetch(ctx, spec, mark)
+	case KindTxnCommitLatency:
+		return TxnCommitLatency(ctx, spec, mark)
 	}
 	return Result{}, fmt.Errorf("unknown workload kind %q", spec.Kind)
 }

@@ -77,7 +77,7 @@ func cases(pc planConfig) []benchCase {
 		{"B3 latency", workload.Spec{
 			Kind: workload.KindLatency, RecordBytes: 1024, Warmup: pc.warmup / 2, Duration: pc.latencyDur,
 		}, nil, nil},
-	}, groupCases(pc)...)
+	}, append(groupCases(pc), txnCases(pc)...)...)
 }
 
 type side struct {
@@ -145,6 +145,7 @@ func progress(rr runResult) {
 	case rr.Err != "":
 		fmt.Fprintf(os.Stderr, "%s ERROR %s\n", label, rr.Err)
 	case groupProgress(label, rr): // groups.go
+	case txnProgress(label, rr): // txns.go
 	case rr.Case == "loopback":
 		fmt.Fprintf(os.Stderr, "%s stream %.2f GB/s, rtt p50 %.1f µs\n", label, res.StreamBytesPerSec/1e9, res.RTTp50us)
 	case rr.Case == "B3 latency":

@@ -17,7 +17,11 @@ type metric struct {
 	name  string
 	value func(rr, loopback runResult) float64 // NaN when not applicable
 	goal  *goal
-	fmt   string
+	// goalOnA holds side a's median itself to goal, not the a÷b ratio:
+	// for a metric that is already a ratio within one broker (T2's
+	// read_committed ÷ read_uncommitted).
+	goalOnA bool
+	fmt     string
 }
 
 // goal is a bound on the median a÷b ratio.
@@ -74,6 +78,8 @@ func metricsFor(caseID string) []metric {
 	switch {
 	case strings.HasPrefix(caseID, "G"):
 		return groupMetrics(caseID) // groups.go
+	case strings.HasPrefix(caseID, "T"):
+		return txnMetrics(caseID) // txns.go
 	case strings.HasPrefix(caseID, "B1i"): // no goal: not in the plan
 		return produced(nil)
 	case strings.HasPrefix(caseID, "B1"):
@@ -125,8 +131,12 @@ func summarize(res results, pc planConfig) []summaryRow {
 				Ratio: ratio, Pairs: n, format: m.fmt}
 			if m.goal != nil {
 				row.Goal = m.goal.String()
-				if !math.IsNaN(ratio) {
-					met := m.goal.met(ratio)
+				held := ratio
+				if m.goalOnA {
+					row.Goal, held = "a "+row.Goal, row.A
+				}
+				if !math.IsNaN(held) {
+					met := m.goal.met(held)
 					row.Met = &met
 				}
 			}
@@ -183,6 +193,7 @@ func writeMarkdown(w io.Writer, m machine, cmdline string, a, b broker.Kind, pc 
 	fmt.Fprintf(w, "- Sizing: B1 %s per run after %s warm-up; B2 preload %d MiB, FetchMaxBytes %d MiB; B3 %s; MB = 10^6 bytes of record value\n",
 		pc.produceDur, pc.warmup, pc.preloadBytes>>20, pc.fetchMax>>20, pc.latencyDur)
 	fmt.Fprint(w, groupSizing(pc)) // groups.go
+	fmt.Fprint(w, txnSizing(pc))   // txns.go
 	gbps, rtt := loopbackMedians(res)
 	fmt.Fprintf(w, "- Loopback floors (median of %d): single-stream TCP %.2f GB/s (1 MiB writes), 64 B ping-pong RTT p50 %.1f µs\n\n", len(res.Loopback), gbps, rtt)
 

@@ -153,6 +153,11 @@ func runTimeout(s workload.Spec) time.Duration {
 	if s.PreloadBytes > 0 {
 		t += time.Duration(float64(s.PreloadBytes)/10e6*2) * time.Second
 	}
+	if s.Kind == workload.KindTxnFetch {
+		// A transactional preload commits round trip by round trip, and
+		// the log is read twice.
+		t += time.Duration(float64(s.PreloadBytes)/10e6*4) * time.Second
+	}
 	return t
 }
 
