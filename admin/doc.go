@@ -2,8 +2,10 @@
 // KIP-133 proposes, in Go idiom, on top of franz-go's kgo client. It reads
 // and changes configuration (DescribeConfigs, AlterConfigs,
 // IncrementalAlterConfigs), client quotas (KIP-546), ACLs (KIP-140), SCRAM
-// credentials (KIP-554) and topics over the Kafka protocol only, so tools
-// and programs need no scripts and no access to the metadata store.
+// credentials (KIP-554), topics, consumer groups and transactions (KIP-664:
+// listing, describing, finding hanging ones and aborting them) over the
+// Kafka protocol only, so tools and programs need no scripts and no access
+// to the metadata store.
 //
 // It works against kbroker and against any Kafka-compatible broker that
 // serves these APIs (Apache Kafka, franz-go's kfake, Redpanda…); nothing is

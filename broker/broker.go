@@ -168,6 +168,7 @@ func (b *Broker) Start() (err error) {
 	b.groups = b.startGroups(parts)
 	b.markerSender = &markerSender{listener: strings.ToUpper(strings.TrimSpace(b.cfg.Props["inter.broker.listener.name"]))}
 	b.txns = b.startTransactions(parts, b.groups)
+	b.watchTransactions(b.txns)
 	sec, err := b.startSecurity(ctx)
 	if err != nil {
 		return err

@@ -314,7 +314,7 @@ func TestTopicsCommands(t *testing.T) {
 }
 
 func TestHelpHasExamples(t *testing.T) {
-	for _, cmd := range []string{"configs", "topics", "acls", "users"} {
+	for _, cmd := range []string{"configs", "topics", "acls", "users", "transactions"} {
 		r := kb(t, cmd, "--help")
 		if r.code != 0 || !strings.Contains(r.stdout, "Examples:\n  ") || !strings.Contains(r.stdout, "--bootstrap-server") {
 			t.Fatalf("%s --help: %+v", cmd, r)

@@ -24,6 +24,7 @@ Usage:
   kbroker acls    --bootstrap-server host:port (--add | --remove | --list) ...
   kbroker users   --bootstrap-server host:port (--describe | --upsert | --delete) ...
   kbroker groups  --bootstrap-server host:port (--list | --describe | --reset-offsets | --delete | --delete-offsets) ...
+  kbroker transactions --bootstrap-server host:port (list | describe | describe-producers | find-hanging | abort) ...
   kbroker policies --check FILE [--request JSON | --requests FILE]
 
 Commands:
@@ -33,6 +34,7 @@ Commands:
   acls      add, remove and list ACLs (as kafka-acls.sh)
   users     manage SCRAM credentials
   groups    list, describe, reset and delete consumer groups (as kafka-consumer-groups.sh)
+  transactions  list, describe and abort transactions (as kafka-transactions.sh)
   policies  compile CEL policy rules and try them on sample requests
 
 The admin commands work against any Kafka-compatible cluster; they exit 0 on
@@ -52,12 +54,13 @@ var commands = map[string]command{
 		}
 		return serve(args)
 	},
-	"configs":  runConfigs,
-	"topics":   runTopics,
-	"acls":     runACLs,
-	"users":    runUsers,
-	"groups":   runGroups,
-	"policies": runPolicies,
+	"configs":      runConfigs,
+	"topics":       runTopics,
+	"acls":         runACLs,
+	"users":        runUsers,
+	"groups":       runGroups,
+	"transactions": runTransactions,
+	"policies":     runPolicies,
 }
 
 func main() {

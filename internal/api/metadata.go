@@ -21,7 +21,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/auth"
-	"kbroker/internal/group"
 	"kbroker/internal/meta"
 	"kbroker/internal/wire"
 )
@@ -131,7 +130,7 @@ func (s *Server) topicMetadata(snap *meta.Snapshot, live map[int32]*meta.Broker,
 	name := t.Name
 	mt.Topic = &name
 	mt.TopicID = t.ID
-	mt.IsInternal = name == group.Topic
+	mt.IsInternal = internalTopic(name)
 	for p := int32(0); p < t.Partitions; p++ {
 		st := s.Logs.State(snap, t, p, live)
 		mp := kmsg.NewMetadataResponseTopicPartition()

@@ -16,8 +16,9 @@ package api
 // (Server.VerifyTxnPartition), the coordinator's word that the partition is
 // in the producer's transaction; the log checks their epoch, sequence and
 // transactional state (internal/storage). Control batches are the broker's
-// own (INVALID_RECORD), and so is any batch for `__consumer_offsets`, which
-// only the group coordinator writes (INVALID_TOPIC_EXCEPTION, as Kafka).
+// own (INVALID_RECORD), and so is any batch for `__consumer_offsets` or
+// `__transaction_state`, which only the group and transaction coordinators
+// write (INVALID_TOPIC_EXCEPTION, as Kafka).
 
 import (
 	"context"
@@ -27,7 +28,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"kbroker/internal/group"
 	"kbroker/internal/meta"
 	"kbroker/internal/record"
 	"kbroker/internal/replica"
@@ -83,16 +83,19 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 	return resp, nil
 }
 
-var errInternalTopicProduce = newError(kerr.InvalidTopicException, "Cannot append to internal topic "+group.Topic)
+// internalTopicProduce is Kafka's refusal of a client's records for an
+// internal topic: only the group and transaction coordinators write them.
+func internalTopicProduce(topic string) error {
+	return newError(kerr.InvalidTopicException, "Cannot append to internal topic "+topic)
+}
 
 func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, acks int16, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition) error {
 	pt, err := s.resolve(snap, ref)
 	if err != nil {
 		return err
 	}
-	if pt.Topic == group.Topic {
-		// Only the group coordinator writes its records.
-		return errInternalTopicProduce
+	if internalTopic(pt.Topic) {
+		return internalTopicProduce(pt.Topic)
 	}
 	res, err := s.producer.Append(snap, pt, acks, records, now)
 	if err != nil {

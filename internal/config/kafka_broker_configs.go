@@ -130,16 +130,13 @@ func kafkaOnlyDefs() []*Def {
 			def("share.coordinator.write.timeout.ms", TypeInt, "5000", ReadOnly, atLeast(1), "How long a share-state write waits for replicas."),
 			def("share.fetch.purgatory.purge.interval.requests", TypeInt, "1000", ReadOnly, nil, "Purge interval of the share fetch purgatory, in requests."),
 		),
-		notNeeded("it has no transaction coordinator yet",
-			def("transaction.max.timeout.ms", TypeInt, "900000", ReadOnly, atLeast(1), "Largest transaction timeout a producer may ask for."),
+		transactionDefs(),
+		notNeeded("its transaction coordinator keeps __transaction_state on one replica and loads it with the log's own reads",
 			def("transaction.state.log.load.buffer.size", TypeInt, "5242880", ReadOnly, atLeast(1), "Read size when loading the transaction topic."),
 			def("transaction.state.log.min.isr", TypeInt, "2", ReadOnly, atLeast(1), "min.insync.replicas of the transaction topic."),
-			def("transaction.state.log.num.partitions", TypeInt, "50", ReadOnly, atLeast(1), "Partitions of the transaction topic."),
 			def("transaction.state.log.replication.factor", TypeShort, "3", ReadOnly, atLeast(1), "Replication factor of the transaction topic."),
-			def("transaction.state.log.segment.bytes", TypeInt, "104857600", ReadOnly, atLeast(1), "Segment size of the transaction topic."),
-			def("transactional.id.expiration.ms", TypeInt, "604800000", ReadOnly, atLeast(1), "How long an idle transactional id is kept."),
-			def("transaction.abort.timed.out.transaction.cleanup.interval.ms", TypeInt, "10000", ReadOnly, atLeast(1), "How often timed-out transactions are aborted."),
-			def("transaction.remove.expired.transaction.cleanup.interval.ms", TypeInt, "3600000", ReadOnly, atLeast(1), "How often expired transactional ids are removed."),
+		),
+		notNeeded("Produce always checks with the transaction coordinator that a transactional batch's partition is in its transaction (KIP-890 part 1), and the coordinator answers AddPartitionsToTxn at once, with nothing to retry",
 			def("transaction.partition.verification.enable", TypeBoolean, "true", ClusterWide, nil, "Check that a partition was added to the transaction before transactional writes to it (KIP-890)."),
 			def("add.partitions.to.txn.retry.backoff.max.ms", TypeInt, "100", ReadOnly, atLeast(0), "Longest server-side wait for adding partitions to a transaction."),
 			def("add.partitions.to.txn.retry.backoff.ms", TypeInt, "20", ReadOnly, atLeast(1), "Server-side retry back-off for adding partitions to a transaction."),
@@ -306,4 +303,18 @@ func nonEmpty(v string) error {
 		return errString("String must be non-empty")
 	}
 	return nil
+}
+
+// transactionDefs are the transaction coordinator's settings, read at
+// start-up by internal/txn (txn.ConfigFrom), with Kafka's names, defaults
+// and ranges.
+func transactionDefs() []*Def {
+	return []*Def{
+		def("transaction.state.log.num.partitions", TypeInt, "50", ReadOnly, atLeast(1), "Partitions of __transaction_state, created on the first FindCoordinator for a transactional id; an id's coordinator is the leader of its partition (hash of the id), so changing this after transactional ids exist moves them and strands their state."),
+		def("transaction.state.log.segment.bytes", TypeInt, "104857600", ReadOnly, atLeast(1), "segment.bytes of __transaction_state: small segments keep compaction and coordinator loads quick."),
+		def("transaction.max.timeout.ms", TypeInt, "900000", ReadOnly, atLeast(1), "Largest transaction timeout a producer may ask for in InitProducerId; a longer one is INVALID_TRANSACTION_TIMEOUT."),
+		def("transactional.id.expiration.ms", TypeInt, "604800000", ReadOnly, atLeast(1), "How long a transactional id with no transaction open is kept after its last use; then its state is removed (a tombstone in __transaction_state) and the id starts afresh."),
+		def("transaction.abort.timed.out.transaction.cleanup.interval.ms", TypeInt, "10000", ReadOnly, atLeast(1), "How often the coordinator aborts transactions open longer than their timeout (bumping the producer's epoch, so the producer is fenced)."),
+		def("transaction.remove.expired.transaction.cleanup.interval.ms", TypeInt, "3600000", ReadOnly, atLeast(1), "How often the coordinator removes transactional ids idle longer than transactional.id.expiration.ms."),
+	}
 }

@@ -56,6 +56,7 @@ type Coordinator struct {
 	// leader epoch of the state partition, int32 by int32), stamped into
 	// markers.
 	epochs sync.Map
+	stats  stats // stats.go
 }
 
 // New returns a coordinator with no shards loaded yet.

@@ -149,6 +149,7 @@ func (s *shard) abortTimedOut() {
 		if m.state == Ongoing && !m.pendingCompletion && m.start.Add(m.timeout).Before(now) {
 			s.rt.Logger().Info("aborting a transaction past its timeout", "transactional_id", m.id, "producer_id", m.producerID, "epoch", m.epoch)
 			s.fenceAndAbort(m)
+			s.c.stats.observeTimedOutAbort(m)
 		}
 	}
 }

@@ -91,6 +91,7 @@ func (s *shard) transition(m *txnMeta, next txnMeta) *kerr.Error {
 	if e := s.write(txnRecord(&next)); e != nil {
 		return e
 	}
+	s.c.stats.observeTransition(m, &next, s.now())
 	pending := m.pendingCompletion
 	*m = next
 	m.pendingCompletion = pending
