@@ -28,14 +28,14 @@ Usage:
   kbroker policies --check FILE [--request JSON | --requests FILE]
 
 Commands:
-  serve     run a broker (defaults: PLAINTEXT://127.0.0.1:9092, data in ./data)
-  configs   describe and alter configs and quotas (as kafka-configs.sh)
-  topics    create, list, describe, alter and delete topics (as kafka-topics.sh)
-  acls      add, remove and list ACLs (as kafka-acls.sh)
-  users     manage SCRAM credentials
-  groups    list, describe, reset and delete consumer groups (as kafka-consumer-groups.sh)
+  serve         run a broker (defaults: PLAINTEXT://127.0.0.1:9092, data in ./data)
+  configs       describe and alter configs and quotas (as kafka-configs.sh)
+  topics        create, list, describe, alter and delete topics (as kafka-topics.sh)
+  acls          add, remove and list ACLs (as kafka-acls.sh)
+  users         manage SCRAM credentials
+  groups        list, describe, reset and delete consumer groups (as kafka-consumer-groups.sh)
   transactions  list, describe and abort transactions (as kafka-transactions.sh)
-  policies  compile CEL policy rules and try them on sample requests
+  policies      compile CEL policy rules, try them on sample requests, store them in the cluster
 
 The admin commands work against any Kafka-compatible cluster; they exit 0 on
 success, 1 when anything failed (each failure is printed with the broker's
