@@ -121,6 +121,9 @@ type Cache struct {
 	sessions   map[int32]*session
 	partitions int
 	evictions  uint64
+	// incremental counts the incremental fetches served, so operators (and
+	// tests) can see clients reusing their sessions.
+	incremental uint64
 }
 
 // NewCache holds at most maxSessions sessions (0 disables sessions: every
@@ -133,13 +136,14 @@ func NewCache(maxSessions int) *Cache {
 type Stats struct {
 	Sessions, Partitions int
 	Evictions            uint64
+	Incremental          uint64 // incremental fetches that found their session
 }
 
 // Stats reports the cache's size and evictions so far.
 func (c *Cache) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Stats{Sessions: len(c.sessions), Partitions: c.partitions, Evictions: c.evictions}
+	return Stats{Sessions: len(c.sessions), Partitions: c.partitions, Evictions: c.evictions, Incremental: c.incremental}
 }
 
 // Fetch is one Fetch request's view of its session: which partitions to
@@ -224,6 +228,7 @@ func (c *Cache) Begin(version int16, sessionID, epoch int32, follower bool, part
 		return f
 	}
 	c.touchLocked(s, now)
+	c.incremental++
 	s.epoch = nextEpoch(s.epoch)
 	f.kind, f.sess, f.SessionID, f.Incremental = incremental, s, s.id, true
 	f.partitions = make([]Request, 0, s.order.Len())
