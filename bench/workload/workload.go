@@ -20,6 +20,9 @@ const (
 	KindFetch    = "fetch"    // B2: preload, then fetch everything from offset 0
 	KindLatency  = "latency"  // B3: serial ProduceSync latency
 	KindLoopback = "loopback" // physical floors: TCP stream and ping-pong RTT
+	// KindFetchMany is B2m: one consumer of many partitions, a little new
+	// data in a few of them per fetch (fetch_many.go).
+	KindFetchMany = "fetch-many"
 
 	KindGroupConsume  = "group-consume"  // G1: a group's members read a preloaded topic
 	KindRebalance     = "rebalance"      // G2: members join one group until all are assigned
@@ -55,6 +58,8 @@ type Spec struct {
 	GroupProtocol     string        `json:",omitempty"` // G1, G2: GroupClassic (default) or GroupConsumer (KIP-848)
 	HeartbeatInterval time.Duration `json:",omitempty"` // G1, G2: members' heartbeat interval (0: kgo's 3 s)
 	CommitRate        int           `json:",omitempty"` // G3: commits per second
+
+	Rounds int `json:",omitempty"` // B2m: records (each its own batch) per partition
 }
 
 // Result is what a run measured. Rates are derived by the caller from
@@ -72,6 +77,12 @@ type Result struct {
 	// Fetch (B2): how long the preload took, for the time budget.
 	PreloadSeconds float64
 
+	// B2m: Fetch requests the consumer sent inside the window, their bytes
+	// on the wire and their responses' bytes.
+	Fetches            int64 `json:",omitempty"`
+	FetchRequestBytes  int64 `json:",omitempty"`
+	FetchResponseBytes int64 `json:",omitempty"`
+
 	// Loopback floors.
 	StreamBytesPerSec float64
 	RTTp50us          float64
@@ -84,6 +95,8 @@ func Run(ctx context.Context, spec Spec, mark Mark) (Result, error) {
 		return Produce(ctx, spec, mark)
 	case KindFetch:
 		return Fetch(ctx, spec, mark)
+	case KindFetchMany:
+		return FetchMany(ctx, spec, mark)
 	case KindLatency:
 		return Latency(ctx, spec, mark)
 	case KindLoopback:

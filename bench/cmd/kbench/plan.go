@@ -77,7 +77,7 @@ func cases(pc planConfig) []benchCase {
 		{"B3 latency", workload.Spec{
 			Kind: workload.KindLatency, RecordBytes: 1024, Warmup: pc.warmup / 2, Duration: pc.latencyDur,
 		}, nil, nil},
-	}, groupCases(pc)...)
+	}, append(b2mCases(), groupCases(pc)...)...)
 }
 
 type side struct {
