@@ -45,11 +45,12 @@ func newFetchSessions(b *config.Broker, m *metrics.Broker) *fetchsession.Cache {
 // partitions to read: req itself for a full fetch, a copy holding the
 // session's partitions for an incremental one.
 func (s *Server) beginFetchSession(req *kmsg.FetchRequest, follower bool) (*fetchsession.Fetch, *kmsg.FetchRequest) {
-	if req.Version < 7 {
+	// Sessionless (librdkafka's every fetch): nothing to look up or close.
+	if req.Version < 7 || (req.SessionID == 0 && req.SessionEpoch == fetchsession.FinalEpoch) {
 		return nil, req
 	}
 	byID := req.Version >= 13
-	var parts []fetchsession.Request
+	parts := make([]fetchsession.Request, 0, countPartitions(req))
 	for _, rt := range req.Topics {
 		for _, rp := range rt.Partitions {
 			parts = append(parts, fetchsession.Request{
@@ -76,6 +77,14 @@ func (s *Server) beginFetchSession(req *kmsg.FetchRequest, follower bool) (*fetc
 	return f, &read
 }
 
+func countPartitions(req *kmsg.FetchRequest) int {
+	n := 0
+	for _, rt := range req.Topics {
+		n += len(rt.Partitions)
+	}
+	return n
+}
+
 func sessionKey(byID bool, topic string, id [16]byte, partition int32) fetchsession.Key {
 	if byID {
 		return fetchsession.Key{TopicID: id, Partition: partition}
@@ -87,17 +96,27 @@ func sessionKey(byID bool, topic string, id [16]byte, partition int32) fetchsess
 // keeping their order (consecutive partitions of one topic share an entry).
 func sessionTopics(parts []fetchsession.Request) []kmsg.FetchRequestTopic {
 	var topics []kmsg.FetchRequestTopic
-	for _, p := range parts {
+	// One backing array for every topic's partitions: each topic's slice is
+	// a window of it, capped so that appends never spill into the next.
+	all := make([]kmsg.FetchRequestTopicPartition, len(parts))
+	start := 0
+	for i, p := range parts {
 		if n := len(topics); n == 0 || topics[n-1].Topic != p.Topic || topics[n-1].TopicID != p.TopicID {
+			if n > 0 {
+				topics[n-1].Partitions = all[start:i:i]
+			}
+			start = i
 			rt := kmsg.NewFetchRequestTopic()
 			rt.Topic, rt.TopicID = p.Topic, p.TopicID
 			topics = append(topics, rt)
 		}
-		rp := kmsg.NewFetchRequestTopicPartition()
+		rp := &all[i]
+		rp.Default()
 		rp.Partition, rp.FetchOffset, rp.LogStartOffset, rp.PartitionMaxBytes = p.Partition, p.FetchOffset, p.LogStartOffset, p.MaxBytes
 		rp.CurrentLeaderEpoch, rp.LastFetchedEpoch = p.CurrentLeaderEpoch, p.LastFetchedEpoch
-		t := &topics[len(topics)-1]
-		t.Partitions = append(t.Partitions, rp)
+	}
+	if n := len(topics); n > 0 {
+		topics[n-1].Partitions = all[start:len(parts):len(parts)]
 	}
 	return topics
 }
@@ -117,7 +136,11 @@ func finishFetchSession(f *fetchsession.Fetch, resp *kmsg.FetchResponse) {
 	if f == nil {
 		return
 	}
-	var results []fetchsession.Result
+	n := 0
+	for _, t := range resp.Topics {
+		n += len(t.Partitions)
+	}
+	results := make([]fetchsession.Result, 0, n)
 	for _, t := range resp.Topics {
 		for i := range t.Partitions {
 			results = append(results, fetchResult(&t.Partitions[i]))

@@ -153,7 +153,9 @@ type Fetch struct {
 	kind        kind
 	version     int16
 	follower    bool
-	sess        *session  // incremental only
+	sess        *session // incremental only
+	elems       []*list.Element
+	epoch       int32     // sess.epoch once Begin moved it on
 	requested   []Request // full and sessionless: the request's partitions
 	partitions  []Request // what to read, in order
 	ErrorCode   int16     // a session error: answer with it and no partitions
@@ -231,9 +233,12 @@ func (c *Cache) Begin(version int16, sessionID, epoch int32, follower bool, part
 	c.incremental++
 	s.epoch = nextEpoch(s.epoch)
 	f.kind, f.sess, f.SessionID, f.Incremental = incremental, s, s.id, true
+	f.epoch = s.epoch
 	f.partitions = make([]Request, 0, s.order.Len())
+	f.elems = make([]*list.Element, 0, s.order.Len())
 	for e := s.order.Front(); e != nil; e = e.Next() {
 		f.partitions = append(f.partitions, e.Value.(*cached).Request)
+		f.elems = append(f.elems, e)
 	}
 	return f
 }
@@ -279,10 +284,16 @@ func (f *Fetch) Finish(results []Result, now time.Time) (include []bool) {
 		}
 		return include
 	}
+	// Unless another incremental fetch of the session began meanwhile (and
+	// may have forgotten partitions), the elements Begin listed are still
+	// the session's: no need to look each one up again.
+	current := s.epoch == f.epoch
 	for i, r := range results {
-		e := s.index[f.partitions[i].Key]
-		if e == nil { // forgotten by a later request meanwhile
-			continue
+		e := f.elems[i]
+		if !current {
+			if e = s.index[f.partitions[i].Key]; e == nil { // forgotten meanwhile
+				continue
+			}
 		}
 		cp := e.Value.(*cached)
 		if cp.mustAnswer(r) {

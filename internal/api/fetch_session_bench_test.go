@@ -1,0 +1,48 @@
+package api
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/internal/testkit"
+	"kbroker/internal/wire"
+)
+
+// BenchmarkFetch1000Partitions is one consumer of 1,000 partitions with
+// nothing new anywhere (B2m's case, in-process): a full fetch of all of
+// them each time, against an incremental fetch of their session naming
+// none. The difference is what fetch sessions save the broker per fetch.
+//
+//	go test ./internal/api/ -run '^$' -bench Fetch1000 -benchmem
+func BenchmarkFetch1000Partitions(b *testing.B) {
+	const n = 1000
+	s, c := benchServer(b, n), &wire.Conn{Principal: "User:ANONYMOUS"}
+	for p := range int32(n) {
+		produce(b, s, c, p, testkit.OneRecordBatch(b, make([]byte, 100)))
+	}
+	b.Run("full", func(b *testing.B) {
+		req := fetchRequest(n, 1, 0)
+		b.ReportAllocs()
+		for b.Loop() {
+			fetch(b, s, c, &wire.Request{Key: req.Key(), Version: req.Version, Body: req})
+		}
+	})
+	b.Run("incremental", func(b *testing.B) {
+		req := fetchRequest(n, 1, 0)
+		req.SessionEpoch = 0
+		resp := fetch(b, s, c, &wire.Request{Key: req.Key(), Version: req.Version, Body: req})
+		if resp.SessionID == 0 {
+			b.Fatal("no session")
+		}
+		inc := kmsg.NewPtrFetchRequest()
+		inc.Version, inc.MinBytes, inc.MaxBytes, inc.SessionID = req.Version, 1, req.MaxBytes, resp.SessionID
+		b.ReportAllocs()
+		for epoch := int32(1); b.Loop(); epoch++ {
+			inc.SessionEpoch = epoch
+			if resp := fetch(b, s, c, &wire.Request{Key: inc.Key(), Version: inc.Version, Body: inc}); resp.ErrorCode != 0 || len(resp.Topics) != 0 {
+				b.Fatalf("incremental fetch: error %d, %d topics", resp.ErrorCode, len(resp.Topics))
+			}
+		}
+	})
+}
