@@ -12,10 +12,10 @@ package api
 // (KIP-227, v7+, fetch_session.go): a full fetch may start a session, an
 // incremental one names only changed and forgotten partitions, reads (and
 // long-polls on) every partition of its session, and is answered with only
-// the partitions that have records, an error or new offsets; session errors
-// (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH,
-// FETCH_SESSION_TOPIC_ID_ERROR) are top-level with no partitions. The high watermark, the last
-// stable offset and the leader epoch check (KIP-320) are the partition's
+// the partitions that have records, an error or new offsets; session
+// errors (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH,
+// FETCH_SESSION_TOPIC_ID_ERROR) are top-level with no partitions. The high
+// watermark, the last stable offset and the leader epoch check (KIP-320) are the partition's
 // state (internal/replica), which also refuses follower fetches while
 // every partition has one replica. isolation_level READ_COMMITTED (1)
 // reads up to the last stable offset and returns the aborted transactions

@@ -61,3 +61,42 @@ func roundTrip(b *testing.B, s *Server, c *wire.Conn, req *kmsg.FetchRequest) *k
 	_ = resp.AppendTo(nil)
 	return resp
 }
+
+// BenchmarkFetch1000PartitionsSmallBudget is B2m's fetch in-process: every
+// partition has data at its fetch offset, the answer's budget holds about
+// ten one-record batches, so ten partitions answer with records and 990
+// are read with nothing left to give.
+func BenchmarkFetch1000PartitionsSmallBudget(b *testing.B) {
+	const n = 1000
+	s, c := benchServer(b, n), &wire.Conn{Principal: "User:ANONYMOUS"}
+	for p := range int32(n) {
+		produce(b, s, c, p, testkit.OneRecordBatch(b, make([]byte, 100)))
+	}
+	small := func(epoch int32) *kmsg.FetchRequest {
+		req := fetchRequest(n, 0, 0)
+		req.MaxBytes, req.SessionEpoch = 2000, epoch
+		for i := range req.Topics[0].Partitions {
+			req.Topics[0].Partitions[i].PartitionMaxBytes = 2000
+		}
+		return req
+	}
+	b.Run("full", func(b *testing.B) {
+		req := small(-1)
+		b.ReportAllocs()
+		for b.Loop() {
+			roundTrip(b, s, c, req)
+		}
+	})
+	b.Run("incremental", func(b *testing.B) {
+		resp := roundTrip(b, s, c, small(0))
+		inc := kmsg.NewPtrFetchRequest()
+		inc.Version, inc.MinBytes, inc.MaxBytes, inc.SessionID = 12, 1, 2000, resp.SessionID
+		b.ReportAllocs()
+		for epoch := int32(1); b.Loop(); epoch++ {
+			inc.SessionEpoch = epoch
+			if resp := roundTrip(b, s, c, inc); resp.ErrorCode != 0 || len(resp.Topics) != 1 {
+				b.Fatalf("incremental fetch: error %d, %d topics", resp.ErrorCode, len(resp.Topics))
+			}
+		}
+	})
+}
