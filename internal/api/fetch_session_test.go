@@ -158,15 +158,13 @@ func TestIncrementalFetchAnswersOnlyPartitionsThatChanged(t *testing.T) {
 
 	// The long poll of an incremental fetch that names nothing waits on the
 	// session's partitions.
-	done := make(chan *kmsg.FetchResponse, 1)
-	go func() { done <- fetchOver(t, c, sessionFetch(16, id, 3, topic, map[int32]int64{2: 1}, time.Minute)) }()
-	time.Sleep(300 * time.Millisecond)
+	poll := sessionFetch(16, id, 3, topic, map[int32]int64{2: 1}, time.Minute)
+	corr := c.Send(poll)
+	time.Sleep(300 * time.Millisecond) // the fetch is waiting
 	produceTo(t, producer, 3)
-	select {
-	case inc = <-done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("the incremental long poll did not wake on a record to a session partition")
-	}
+	// Read fails after testkit.IOTimeout (5 s), well before max_wait_ms: the
+	// long poll must wake on the record.
+	inc = c.Read(poll, corr).(*kmsg.FetchResponse)
 	if hw, recs := answered(t, inc); len(hw) != 1 || !slices.Equal(recs, []int32{3}) {
 		t.Fatalf("woken incremental fetch answered %v with records in %v, want only partition 3", hw, recs)
 	}
