@@ -20,6 +20,9 @@ const (
 	KindFetch    = "fetch"    // B2: preload, then fetch everything from offset 0
 	KindLatency  = "latency"  // B3: serial ProduceSync latency
 	KindLoopback = "loopback" // physical floors: TCP stream and ping-pong RTT
+	// KindFetchMany is B2m: one consumer of many partitions, a little new
+	// data in a few of them per fetch (fetch_many.go).
+	KindFetchMany = "fetch-many"
 
 	KindGroupConsume  = "group-consume"  // G1: a group's members read a preloaded topic
 	KindRebalance     = "rebalance"      // G2: members join one group until all are assigned
@@ -63,6 +66,7 @@ type Spec struct {
 	// Transactional workloads (txn.go).
 	TxnRecords int `json:",omitempty"` // T1–T3: records per transaction
 	AbortEvery int `json:",omitempty"` // T2: every AbortEvery-th transaction of the preload is aborted
+	Rounds     int `json:",omitempty"` // B2m: records (each its own batch) per partition
 }
 
 // Result is what a run measured. Rates are derived by the caller from
@@ -86,6 +90,11 @@ type Result struct {
 	// T1, T3: transactions in the window, and kgo's 20 ms backoffs on
 	// CONCURRENT_TRANSACTIONS among them.
 	Txns, ConcurrentBackoffs int64 `json:",omitempty"`
+	// B2m: Fetch requests the consumer sent inside the window, their bytes
+	// on the wire and their responses' bytes.
+	Fetches            int64 `json:",omitempty"`
+	FetchRequestBytes  int64 `json:",omitempty"`
+	FetchResponseBytes int64 `json:",omitempty"`
 
 	// Loopback floors.
 	StreamBytesPerSec float64
@@ -99,6 +108,8 @@ func Run(ctx context.Context, spec Spec, mark Mark) (Result, error) {
 		return Produce(ctx, spec, mark)
 	case KindFetch:
 		return Fetch(ctx, spec, mark)
+	case KindFetchMany:
+		return FetchMany(ctx, spec, mark)
 	case KindLatency:
 		return Latency(ctx, spec, mark)
 	case KindLoopback:

@@ -18,6 +18,7 @@ import (
 	"kbroker/internal/config"
 	"kbroker/internal/controller"
 	"kbroker/internal/dynconfig"
+	"kbroker/internal/fetchsession"
 	"kbroker/internal/group"
 	"kbroker/internal/meta"
 	"kbroker/internal/metrics"
@@ -78,6 +79,9 @@ type Server struct {
 	producer *replica.Producer
 	// scram validates, applies and describes SCRAM credentials.
 	scram *scram.Service
+	// fetchSessions are the incremental fetch sessions (KIP-227) of
+	// fetch_session.go.
+	fetchSessions *fetchsession.Cache
 	// quotaListings is the last DescribeClientQuotas listing built.
 	quotaListings atomic.Pointer[quotaListing]
 
@@ -104,6 +108,8 @@ func New(deps Deps) *Server {
 		producerIDs: txn.NewProducerIDs(deps.Store),
 		scram:       scram.New(deps.Store, deps.Audit),
 		producer:    replica.NewProducer(deps.Logs, deps.Metrics.BytesIn),
+
+		fetchSessions: newFetchSessions(deps.Broker, deps.Metrics),
 	}
 	s.WriteTxnMarker = s.writeTxnMarkerToLog
 	return s

@@ -9,10 +9,13 @@ package api
 // Long polling: when less than min_bytes is available the request waits, up
 // to max_wait_ms, for appends to any requested partition, in the delayed
 // queue of internal/replica. v13+ names topics by id. Fetch sessions
-// (KIP-227, v7+) are not kept: every answer has session id 0, which tells
-// clients to send full requests; an incremental request for a session we do
-// not know gets FETCH_SESSION_ID_NOT_FOUND. The high watermark, the last
-// stable offset and the leader epoch check (KIP-320) are the partition's
+// (KIP-227, v7+, fetch_session.go): a full fetch may start a session, an
+// incremental one names only changed and forgotten partitions, reads (and
+// long-polls on) every partition of its session, and is answered with only
+// the partitions that have records, an error or new offsets; session
+// errors (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH,
+// FETCH_SESSION_TOPIC_ID_ERROR) are top-level with no partitions. The high
+// watermark, the last stable offset and the leader epoch check (KIP-320) are the partition's
 // state (internal/replica), which also refuses follower fetches while
 // every partition has one replica. isolation_level READ_COMMITTED (1)
 // reads up to the last stable offset and returns the aborted transactions
@@ -25,7 +28,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/auth"
@@ -37,12 +39,13 @@ func init() { register(kmsg.Fetch, 4, 16, handleFetch) }
 
 func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.FetchRequest)
-	if req.Version >= 7 && req.SessionID != 0 && req.SessionEpoch > 0 {
-		resp := req.ResponseKind().(*kmsg.FetchResponse)
-		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
-		return resp, nil
-	}
 	fromReplica := req.ReplicaID >= 0 || (req.Version >= 15 && req.ReplicaState.ID >= 0)
+	// The session says what to read: an incremental fetch reads all of its
+	// session's partitions, not only those the request names.
+	session, req := s.beginFetchSession(req, fromReplica)
+	if session != nil && session.ErrorCode != 0 {
+		return fetchSessionError(req, session), nil
+	}
 	// A response never exceeds what the consumer's quota allows in one
 	// window, so a small quota throttles rather than starves (KAFKA-9677).
 	maxBytes := min(fetchMaxBytes(req), int32(min(s.Quotas.FetchByteCap(quotaUser(c), r.ClientID), 1<<31-1)))
@@ -53,6 +56,7 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 		resp, read, done = s.readFetch(c, req, maxBytes, fromReplica, watch)
 		return read, done
 	})
+	finishFetchSession(session, resp) // only what the session must be told
 	return s.finishFetch(c, r, resp), nil
 }
 

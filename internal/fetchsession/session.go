@@ -121,6 +121,9 @@ type Cache struct {
 	sessions   map[int32]*session
 	partitions int
 	evictions  uint64
+	// incremental counts the incremental fetches served, so operators (and
+	// tests) can see clients reusing their sessions.
+	incremental uint64
 }
 
 // NewCache holds at most maxSessions sessions (0 disables sessions: every
@@ -133,13 +136,14 @@ func NewCache(maxSessions int) *Cache {
 type Stats struct {
 	Sessions, Partitions int
 	Evictions            uint64
+	Incremental          uint64 // incremental fetches that found their session
 }
 
 // Stats reports the cache's size and evictions so far.
 func (c *Cache) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Stats{Sessions: len(c.sessions), Partitions: c.partitions, Evictions: c.evictions}
+	return Stats{Sessions: len(c.sessions), Partitions: c.partitions, Evictions: c.evictions, Incremental: c.incremental}
 }
 
 // Fetch is one Fetch request's view of its session: which partitions to
@@ -149,7 +153,9 @@ type Fetch struct {
 	kind        kind
 	version     int16
 	follower    bool
-	sess        *session  // incremental only
+	sess        *session // incremental only
+	elems       []*list.Element
+	epoch       int32     // sess.epoch once Begin moved it on
 	requested   []Request // full and sessionless: the request's partitions
 	partitions  []Request // what to read, in order
 	ErrorCode   int16     // a session error: answer with it and no partitions
@@ -224,11 +230,15 @@ func (c *Cache) Begin(version int16, sessionID, epoch int32, follower bool, part
 		return f
 	}
 	c.touchLocked(s, now)
+	c.incremental++
 	s.epoch = nextEpoch(s.epoch)
 	f.kind, f.sess, f.SessionID, f.Incremental = incremental, s, s.id, true
+	f.epoch = s.epoch
 	f.partitions = make([]Request, 0, s.order.Len())
+	f.elems = make([]*list.Element, 0, s.order.Len())
 	for e := s.order.Front(); e != nil; e = e.Next() {
 		f.partitions = append(f.partitions, e.Value.(*cached).Request)
+		f.elems = append(f.elems, e)
 	}
 	return f
 }
@@ -274,10 +284,16 @@ func (f *Fetch) Finish(results []Result, now time.Time) (include []bool) {
 		}
 		return include
 	}
+	// Unless another incremental fetch of the session began meanwhile (and
+	// may have forgotten partitions), the elements Begin listed are still
+	// the session's: no need to look each one up again.
+	current := s.epoch == f.epoch
 	for i, r := range results {
-		e := s.index[f.partitions[i].Key]
-		if e == nil { // forgotten by a later request meanwhile
-			continue
+		e := f.elems[i]
+		if !current {
+			if e = s.index[f.partitions[i].Key]; e == nil { // forgotten meanwhile
+				continue
+			}
 		}
 		cp := e.Value.(*cached)
 		if cp.mustAnswer(r) {

@@ -205,3 +205,26 @@ func TestNextEpoch(t *testing.T) {
 		}
 	}
 }
+
+// Two incremental fetches of one session in flight at once (a client that
+// does not wait for its answer): the first to finish must not answer for,
+// nor re-add, a partition the second forgot.
+func TestFinishAfterALaterIncrementalFetchForgotAPartition(t *testing.T) {
+	c := NewCache(10)
+	id := open(t, c, 12, 10, req("a", 0, 0), req("a", 1, 0))
+	first := c.Begin(12, id, 1, false, nil, nil, t0)
+	second := c.Begin(12, id, 2, false, nil, []Key{{Topic: "a", Partition: 1}}, t0)
+	if first.ErrorCode != 0 || second.ErrorCode != 0 {
+		t.Fatalf("errors %d, %d", first.ErrorCode, second.ErrorCode)
+	}
+	inc := first.Finish([]Result{{HighWatermark: 11}, {HighWatermark: 11}}, t0)
+	if !slices.Equal(inc, []bool{true, false}) {
+		t.Fatalf("first fetch included %v; want partition 0 (new high watermark) and not the forgotten 1", inc)
+	}
+	if got := keys(second.Partitions()); !slices.Equal(got, []string{"a-0"}) {
+		t.Fatalf("second fetch reads %v", got)
+	}
+	if st := c.Stats(); st.Partitions != 1 || st.Incremental != 2 {
+		t.Fatalf("cache %+v; want 1 partition after 2 incremental fetches", st)
+	}
+}

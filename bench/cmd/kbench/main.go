@@ -86,6 +86,7 @@ func parseFlags() (options, error) {
 		quick("preload-mib", func() { preloadMiB = 32 })
 		quick("loopback", func() { o.pc.loopbackDur = 500 * time.Millisecond })
 		quick("prefault-gib", func() { prefaultGiB = 0 })
+		quick("b2m-rounds", func() { *b2mRounds = 5 })
 		o.ad.applyQuick(set)
 	}
 	if o.peerOnly {

@@ -77,7 +77,7 @@ func cases(pc planConfig) []benchCase {
 		{"B3 latency", workload.Spec{
 			Kind: workload.KindLatency, RecordBytes: 1024, Warmup: pc.warmup / 2, Duration: pc.latencyDur,
 		}, nil, nil},
-	}, append(groupCases(pc), txnCases(pc)...)...)
+	}, append(b2mCases(), append(groupCases(pc), txnCases(pc)...)...)...)
 }
 
 type side struct {

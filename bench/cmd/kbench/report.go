@@ -84,6 +84,8 @@ func metricsFor(caseID string) []metric {
 		return produced(nil)
 	case strings.HasPrefix(caseID, "B1"):
 		return produced(&goal{true, 1.5})
+	case strings.HasPrefix(caseID, "B2m"):
+		return b2mMetrics(caseID) // b2m.go
 	case strings.HasPrefix(caseID, "B2"):
 		return append([]metric{
 			{name: "MB/s fetched", value: mbps, goal: &goal{true, 1.5}, fmt: "%.1f"},
@@ -143,7 +145,7 @@ func summarize(res results, pc planConfig) []summaryRow {
 			rows = append(rows, row)
 		}
 	}
-	return rows
+	return append(rows, b2mSessionRows(res, pc)...) // b2m.go
 }
 
 // perPair returns the metric per pair for one side, NaN where the run (or
@@ -194,6 +196,7 @@ func writeMarkdown(w io.Writer, m machine, cmdline string, a, b broker.Kind, pc 
 		pc.produceDur, pc.warmup, pc.preloadBytes>>20, pc.fetchMax>>20, pc.latencyDur)
 	fmt.Fprint(w, groupSizing(pc)) // groups.go
 	fmt.Fprint(w, txnSizing(pc))   // txns.go
+	fmt.Fprint(w, b2mSizing(pc))   // b2m.go
 	gbps, rtt := loopbackMedians(res)
 	fmt.Fprintf(w, "- Loopback floors (median of %d): single-stream TCP %.2f GB/s (1 MiB writes), 64 B ping-pong RTT p50 %.1f µs\n\n", len(res.Loopback), gbps, rtt)
 

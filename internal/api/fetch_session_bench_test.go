@@ -1,0 +1,102 @@
+package api
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/internal/testkit"
+	"kbroker/internal/wire"
+)
+
+// BenchmarkFetch1000Partitions is one consumer of 1,000 partitions with
+// nothing new anywhere (B2m's case, in-process): a full fetch of all of
+// them each time, against an incremental fetch of their session naming
+// none, each decoded from its wire bytes and its answer encoded, as the
+// connection does. The difference is what fetch sessions save the broker
+// per fetch.
+//
+//	go test ./internal/api/ -run '^$' -bench Fetch1000 -benchmem
+func BenchmarkFetch1000Partitions(b *testing.B) {
+	const n = 1000
+	s, c := benchServer(b, n), &wire.Conn{Principal: "User:ANONYMOUS"}
+	for p := range int32(n) {
+		produce(b, s, c, p, testkit.OneRecordBatch(b, make([]byte, 100)))
+	}
+	b.Run("full", func(b *testing.B) {
+		req := fetchRequest(n, 1, 0)
+		b.ReportAllocs()
+		for b.Loop() {
+			roundTrip(b, s, c, req)
+		}
+	})
+	b.Run("incremental", func(b *testing.B) {
+		req := fetchRequest(n, 1, 0)
+		req.SessionEpoch = 0
+		resp := fetch(b, s, c, &wire.Request{Key: req.Key(), Version: req.Version, Body: req})
+		if resp.SessionID == 0 {
+			b.Fatal("no session")
+		}
+		inc := kmsg.NewPtrFetchRequest()
+		inc.Version, inc.MinBytes, inc.MaxBytes, inc.SessionID = req.Version, 1, req.MaxBytes, resp.SessionID
+		b.ReportAllocs()
+		for epoch := int32(1); b.Loop(); epoch++ {
+			inc.SessionEpoch = epoch
+			if resp := roundTrip(b, s, c, inc); resp.ErrorCode != 0 || len(resp.Topics) != 0 {
+				b.Fatalf("incremental fetch: error %d, %d topics", resp.ErrorCode, len(resp.Topics))
+			}
+		}
+	})
+}
+
+// roundTrip decodes req from its encoding, handles it and encodes the
+// answer: the per-fetch work of the broker but for the socket.
+func roundTrip(b *testing.B, s *Server, c *wire.Conn, req *kmsg.FetchRequest) *kmsg.FetchResponse {
+	wireReq := kmsg.NewPtrFetchRequest()
+	wireReq.Version = req.Version
+	if err := wireReq.ReadFrom(req.AppendTo(nil)); err != nil {
+		b.Fatal(err)
+	}
+	resp := fetch(b, s, c, &wire.Request{Key: wireReq.Key(), Version: wireReq.Version, Body: wireReq})
+	_ = resp.AppendTo(nil)
+	return resp
+}
+
+// BenchmarkFetch1000PartitionsSmallBudget is B2m's fetch in-process: every
+// partition has data at its fetch offset, the answer's budget holds about
+// ten one-record batches, so ten partitions answer with records and 990
+// are read with nothing left to give.
+func BenchmarkFetch1000PartitionsSmallBudget(b *testing.B) {
+	const n = 1000
+	s, c := benchServer(b, n), &wire.Conn{Principal: "User:ANONYMOUS"}
+	for p := range int32(n) {
+		produce(b, s, c, p, testkit.OneRecordBatch(b, make([]byte, 100)))
+	}
+	small := func(epoch int32) *kmsg.FetchRequest {
+		req := fetchRequest(n, 0, 0)
+		req.MaxBytes, req.SessionEpoch = 2000, epoch
+		for i := range req.Topics[0].Partitions {
+			req.Topics[0].Partitions[i].PartitionMaxBytes = 2000
+		}
+		return req
+	}
+	b.Run("full", func(b *testing.B) {
+		req := small(-1)
+		b.ReportAllocs()
+		for b.Loop() {
+			roundTrip(b, s, c, req)
+		}
+	})
+	b.Run("incremental", func(b *testing.B) {
+		resp := roundTrip(b, s, c, small(0))
+		inc := kmsg.NewPtrFetchRequest()
+		inc.Version, inc.MinBytes, inc.MaxBytes, inc.SessionID = 12, 1, 2000, resp.SessionID
+		b.ReportAllocs()
+		for epoch := int32(1); b.Loop(); epoch++ {
+			inc.SessionEpoch = epoch
+			if resp := roundTrip(b, s, c, inc); resp.ErrorCode != 0 || len(resp.Topics) != 1 {
+				b.Fatalf("incremental fetch: error %d, %d topics", resp.ErrorCode, len(resp.Topics))
+			}
+		}
+	})
+}
