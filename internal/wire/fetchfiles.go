@@ -30,6 +30,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/twmb/franz-go/pkg/kbin"
@@ -84,6 +85,13 @@ func (c *Conn) SendsFiles() bool {
 	_, ok := c.nc.(*net.TCPConn)
 	return ok && sendfileEnabled
 }
+
+// sentFromFiles counts the record bytes sent with sendfile.
+var sentFromFiles atomic.Int64
+
+// SentFromFiles is the number of record bytes this process has sent from
+// files with sendfile, never read into user space (for metrics and tests).
+func SentFromFiles() int64 { return sentFromFiles.Load() }
 
 // sendfileEnabled is off only in tests and benchmarks comparing the
 // copying path with the zero-copy one.
@@ -310,6 +318,7 @@ func (c *Conn) sendFile(ctx context.Context, f *os.File, off int64, n int) error
 				m, e := syscall.Sendfile(int(fd), src, &off, chunk)
 				if m > 0 {
 					chunk, n = chunk-m, n-m
+					sentFromFiles.Add(int64(m))
 				}
 				switch {
 				case e == syscall.EINTR:
