@@ -121,6 +121,11 @@ func (c *Conn) writeResponse(ctx context.Context, w *pooledWriter, req *Request,
 			releaseEncoded(resp, nil)
 			return err
 		}
+		if err != nil {
+			// A file that could not be read: its partition goes without
+			// records, and the consumer fetches the offset again.
+			c.logLimited(slog.LevelWarn, "fetched records could not be read for the send", "err", err)
+		}
 	}
 	buf := appendResponse(responseBuffer(resp), req, resp)
 	_, err := w.Write(buf)
@@ -163,6 +168,20 @@ func (c *Conn) writeFetch(ctx context.Context, w *pooledWriter, req *Request, re
 	}
 	if len(pieces) == 0 {
 		return false, nil
+	}
+	if _, tcp := c.nc.(*net.TCPConn); !tcp {
+		// Files for a connection that cannot take them (a handler that
+		// did not ask SendsFiles): one copy, as on TLS listeners.
+		if err := c.readPieces(resp, pieces); err != nil {
+			return false, err
+		}
+		for i := range pieces {
+			if pieces[i].f != nil {
+				pieces[i].mem = pieces[i].p.RecordBatches
+				pieces[i].f.Close()
+				pieces[i].f = nil
+			}
+		}
 	}
 	frame, at, ok := fetchFraming(req, resp, pieces)
 	defer bufpool.Put(frame)

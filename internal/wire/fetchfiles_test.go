@@ -199,8 +199,26 @@ func writeAndReceive(t testing.TB, c *Conn, client net.Conn, req *Request, resp 
 // served (4-16), flexible and not, with every field and tag the response
 // can carry.
 func TestFetchResponseFromFilesIsKmsgEncoding(t *testing.T) {
+	t.Run("TCP", func(t *testing.T) {
+		c, client := tcpPair(t)
+		before := SentFromFiles()
+		differential(t, c, client)
+		if SentFromFiles() == before {
+			t.Fatal("nothing was sent with sendfile")
+		}
+	})
+	// A connection that is not TCP (as TLS ones are not) gets the files'
+	// bytes read, and large record sets written outside the encoding.
+	t.Run("pipe", func(t *testing.T) {
+		server, client := net.Pipe()
+		t.Cleanup(func() { client.Close(); server.Close() })
+		c := &Conn{nc: server, srv: &Server{}, log: slog.New(slog.NewTextHandler(io.Discard, nil)), Remote: &net.TCPAddr{}}
+		differential(t, c, client)
+	})
+}
+
+func differential(t *testing.T, c *Conn, client net.Conn) {
 	rng := rand.New(rand.NewPCG(18, 227))
-	c, client := tcpPair(t)
 	sent := 0
 	for round := range 3 {
 		for v := int16(4); v <= 16; v++ {
