@@ -97,4 +97,3 @@ func TestConsumersReadLargePartitionsOverPlaintextAndTLS(t *testing.T) {
 		})
 	}
 }
-
