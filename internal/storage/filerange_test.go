@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"kbroker/internal/record"
 )
 
 // pinnedBytes reads what a file range names, through its pinned
@@ -32,11 +35,28 @@ func TestReadRangeIsTheSameReadAsRead(t *testing.T) {
 	cfg.SegmentBytes = 1 << 20
 	l, _ := openTestLog(t, cfg)
 	rng := rand.New(rand.NewPCG(1, 2))
+	seq := map[int64]int32{}
+	open := map[int64]bool{}
 	for i := range 300 {
 		size := []int{50, 900, 5000, 40000}[rng.IntN(4)]
-		mustAppend(t, l, testBatch{n: 1 + rng.IntN(5), valueSize: size, tag: string(rune('a' + i%26))}.build(t))
+		n := 1 + rng.IntN(5)
+		switch pid := int64(1 + rng.IntN(3)); rng.IntN(4) {
+		case 0: // a transaction's batch
+			mustAppend(t, l, testBatch{n: n, valueSize: size, pid: pid, epoch: 0, seq: seq[pid], attrs: record.AttrTransactional}.build(t))
+			seq[pid] += int32(n)
+			open[pid] = true
+		case 1:
+			if open[pid] {
+				mustMarker(t, l, pid, 0, rng.IntN(2) == 0, 0)
+				open[pid] = false
+				break
+			}
+			fallthrough
+		default:
+			mustAppend(t, l, testBatch{n: n, valueSize: size, tag: string(rune('a' + i%26))}.build(t))
+		}
 	}
-	files := 0
+	files, aborted := 0, 0
 	for range 400 {
 		off := rng.Int64N(l.HighWatermark())
 		maxBytes := int32([]int{1, 1000, 16 << 10, 20000, 100000, 1 << 20}[rng.IntN(6)])
@@ -56,7 +76,7 @@ func TestReadRangeIsTheSameReadAsRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Len() != want.Len() || got.HighWatermark != want.HighWatermark || got.LastStableOffset != want.LastStableOffset || len(got.AbortedTxns) != len(want.AbortedTxns) {
+			if got.Len() != want.Len() || got.HighWatermark != want.HighWatermark || got.LastStableOffset != want.LastStableOffset || !slices.Equal(got.AbortedTxns, want.AbortedTxns) {
 				t.Fatalf("offset %d max %d: range read %d bytes, read %d", off, maxBytes, got.Len(), want.Len())
 			}
 			b := got.Records
@@ -66,14 +86,17 @@ func TestReadRangeIsTheSameReadAsRead(t *testing.T) {
 					t.Fatalf("offset %d max %d: file range of %d bytes with %d in memory", off, maxBytes, got.File.Len(), len(got.Records))
 				}
 				b = pinnedBytes(t, got.File)
+				if len(got.AbortedTxns) > 0 {
+					aborted++
+				}
 			}
 			if !bytes.Equal(b, want.Records) {
 				t.Fatalf("offset %d max %d: range holds other bytes than the read", off, maxBytes)
 			}
 		}
 	}
-	if files == 0 {
-		t.Fatal("no read was left in its file")
+	if files == 0 || aborted == 0 {
+		t.Fatalf("%d reads were left in their file, %d with aborted transactions", files, aborted)
 	}
 }
 
