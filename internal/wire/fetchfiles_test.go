@@ -297,3 +297,40 @@ func FuzzFetchResponseFromFiles(f *testing.F) {
 		}
 	})
 }
+
+// A response of more file-backed partitions than a send may pin
+// (maxPinnedFiles) sends the first ones from their files and reads the
+// rest, and is still kmsg's encoding.
+func TestFetchResponseOfManyFilesPinsABoundedNumber(t *testing.T) {
+	c, client := tcpPair(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "seg.log")
+	rng := rand.New(rand.NewPCG(3, 4))
+	const parts, size = maxPinnedFiles + 20, largeRecords + 100
+	seg := randomBytes(rng, parts*size)
+	if err := os.WriteFile(path, seg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, got := kmsg.NewPtrFetchResponse(), kmsg.NewPtrFetchResponse()
+	want.Version, got.Version = 16, 16
+	wt, gt := kmsg.NewFetchResponseTopic(), kmsg.NewFetchResponseTopic()
+	wt.TopicID, gt.TopicID = [16]byte{9}, [16]byte{9}
+	var files RecordFiles
+	for i := range parts {
+		p := kmsg.NewFetchResponseTopicPartition()
+		p.Partition, p.RecordBatches = int32(i), []byte{}
+		gt.Partitions = append(gt.Partitions, p)
+		p.RecordBatches = seg[i*size : (i+1)*size]
+		wt.Partitions = append(wt.Partitions, p)
+		files.Add("", wt.TopicID, int32(i), testFile{path, int64(i * size), size})
+	}
+	want.Topics, got.Topics = []kmsg.FetchResponseTopic{wt}, []kmsg.FetchResponseTopic{gt}
+	req := &Request{Key: int16(kmsg.Fetch), Version: 16, CorrelationID: 1, RecordFiles: files}
+	before := SentFromFiles()
+	if !bytes.Equal(writeAndReceive(t, c, client, req, got), appendResponse(nil, req, want)) {
+		t.Fatal("the wire differs from kmsg's encoding")
+	}
+	if sent := SentFromFiles() - before; sent != maxPinnedFiles*size {
+		t.Fatalf("%d bytes sent from files, want %d (%d pinned)", sent, maxPinnedFiles*size, maxPinnedFiles)
+	}
+}
