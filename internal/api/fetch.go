@@ -20,6 +20,12 @@ package api
 // collectAbortedTxns); READ_UNCOMMITTED reads up to the high watermark.
 // The long poll is woken by every append and marker, so a read_committed
 // fetch answers once a marker moves the last stable offset.
+//
+// Zero copy: on plaintext listeners (wire.Conn.SendsFiles) reads of 16 KiB
+// or more stay in their segment files (r.RecordFiles) and the connection
+// sends them with sendfile between the kmsg-encoded framing
+// (internal/wire/fetchfiles.go); TLS listeners get the bytes read, written
+// from the read buffer outside the encoding. Quotas and metrics count both.
 
 import (
 	"context"
