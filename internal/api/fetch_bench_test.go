@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"syscall"
@@ -23,6 +24,12 @@ import (
 // and that thin client together; the client's share is the same in every
 // variant) per GB of record bytes fetched: cpu-ms/GB.
 func BenchmarkFetchCPUPerGB(b *testing.B) {
+	for _, partitionMax := range []int32{1 << 20, 8 << 20, 64 << 20} {
+		b.Run(fmt.Sprintf("partition_max_bytes=%dMiB", partitionMax>>20), func(b *testing.B) { benchmarkFetch(b, partitionMax) })
+	}
+}
+
+func benchmarkFetch(b *testing.B, partitionMax int32) {
 	br := brokertest.Start(b, nil)
 	cl := testkit.Client(b, br.Addr(), kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerLinger(5*time.Millisecond))
 	testkit.CreateTopic(b, kadm.NewClient(cl), "b2", 1, nil)
@@ -39,7 +46,7 @@ func BenchmarkFetchCPUPerGB(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer nc.Close()
-	buf := make([]byte, 64<<20)
+	buf := make([]byte, 65<<20)
 	var fetched int64
 	cpu := func() time.Duration {
 		var ru syscall.Rusage
@@ -52,11 +59,11 @@ func BenchmarkFetchCPUPerGB(b *testing.B) {
 	offset := int64(0)
 	for i := range b.N {
 		req := kmsg.NewPtrFetchRequest()
-		req.Version, req.ReplicaID, req.MaxBytes, req.MaxWaitMillis = 12, -1, 50<<20, 0
+		req.Version, req.ReplicaID, req.MaxBytes, req.MaxWaitMillis = 12, -1, 64<<20, 0
 		rt := kmsg.NewFetchRequestTopic()
 		rt.Topic = "b2"
 		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.LogStartOffset = 0, offset, 8<<20, -1
+		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.LogStartOffset = 0, offset, partitionMax, -1
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
 		if _, err := nc.Write(testkit.Frame(req, int32(i))); err != nil {
