@@ -23,6 +23,12 @@ package api
 // collectAbortedTxns); READ_UNCOMMITTED reads up to the high watermark.
 // The long poll is woken by every append and marker, so a read_committed
 // fetch answers once a marker moves the last stable offset.
+//
+// Zero copy: on plaintext listeners (wire.Conn.SendsFiles) reads of 16 KiB
+// or more stay in their segment files (r.RecordFiles) and the connection
+// sends them with sendfile between the kmsg-encoded framing
+// (internal/wire/fetchfiles.go); TLS listeners get the bytes read, written
+// from the read buffer outside the encoding. Quotas and metrics count both.
 
 import (
 	"context"
@@ -53,7 +59,7 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 	r.Parked += s.Logs.LongPoll(ctx, time.Duration(req.MaxWaitMillis)*time.Millisecond, func(watch bool) ([]replica.Key, bool) {
 		var read []replica.Key
 		var done bool
-		resp, read, done = s.readFetch(c, req, maxBytes, fromReplica, watch)
+		resp, read, done = s.readFetch(c, r, req, maxBytes, fromReplica, watch)
 		return read, done
 	})
 	finishFetchSession(session, resp) // only what the session must be told
@@ -75,7 +81,7 @@ func (s *Server) finishFetch(c *wire.Conn, r *wire.Request, resp *kmsg.FetchResp
 	var n int
 	for _, t := range resp.Topics {
 		for _, p := range t.Partitions {
-			n += len(p.RecordBatches)
+			n += fetchedLen(r, &t, &p)
 		}
 	}
 	user := quotaUser(c)
@@ -86,18 +92,28 @@ func (s *Server) finishFetch(c *wire.Conn, r *wire.Request, resp *kmsg.FetchResp
 				resp.Topics[i].Partitions[j].RecordBatches = []byte{}
 			}
 		}
+		r.RecordFiles = nil
 		addThrottle(resp, throttle)
 		return resp
 	}
-	s.countFetched(resp)
+	s.countFetched(r, resp)
 	return resp
+}
+
+// fetchedLen is the number of record bytes answered for p: in the
+// response, or left in a file for the connection to send (r.RecordFiles).
+func fetchedLen(r *wire.Request, t *kmsg.FetchResponseTopic, p *kmsg.FetchResponseTopicPartition) int {
+	return len(p.RecordBatches) + r.RecordFiles.Len(t.Topic, t.TopicID, p.Partition)
 }
 
 // readFetch builds one answer from the logs as they are now. done is true
 // when it should be sent at once (min_bytes reached, or an error). With
-// watch, read names the partitions read, for waiting on them.
-func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32, fromReplica, watch bool) (resp *kmsg.FetchResponse, read []replica.Key, done bool) {
+// watch, read names the partitions read, for waiting on them. On plaintext
+// listeners large reads are left in their segment files, in
+// r.RecordFiles, for the connection to send with sendfile (wire).
+func (s *Server) readFetch(c *wire.Conn, r *wire.Request, req *kmsg.FetchRequest, maxBytes int32, fromReplica, watch bool) (resp *kmsg.FetchResponse, read []replica.Key, done bool) {
 	resp = req.ResponseKind().(*kmsg.FetchResponse)
+	r.RecordFiles = nil // a long poll's earlier read
 	snap := s.Store.Snapshot()
 	resp.Topics = make([]kmsg.FetchResponseTopic, 0, len(req.Topics))
 	n := 0
@@ -107,6 +123,7 @@ func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32,
 		}
 	}
 	budget := replica.NewFetchRead(maxBytes, n, watch, req.IsolationLevel == 1)
+	sendsFiles := c.SendsFiles()
 	for _, rt := range req.Topics {
 		st := kmsg.NewFetchResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
@@ -124,10 +141,16 @@ func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32,
 			} else if err = s.topicRefAllowed(c, snap, auth.OpRead, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13}); err == nil {
 				var pt replica.Partition
 				if pt, err = s.resolve(snap, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}); err == nil {
+					// Files are by partition: a partition asked for twice is
+					// read into memory the second time.
+					budget.FromFiles = sendsFiles && r.RecordFiles.Len(rt.Topic, rt.TopicID, rp.Partition) == 0
 					var f replica.Fetched
 					f, err = budget.Partition(&pt, rp.CurrentLeaderEpoch, rp.FetchOffset, rp.PartitionMaxBytes)
 					sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = f.HighWatermark, f.LastStableOffset, f.LogStartOffset
 					sp.RecordBatches = f.Records
+					if f.File.Len() > 0 {
+						r.RecordFiles.Add(rt.Topic, rt.TopicID, rp.Partition, f.File)
+					}
 					for _, a := range f.AbortedTxns {
 						at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
 						at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
@@ -149,7 +172,7 @@ func (s *Server) readFetch(c *wire.Conn, req *kmsg.FetchRequest, maxBytes int32,
 	return resp, budget.Keys(), done || budget.Reached(req.MinBytes)
 }
 
-func (s *Server) countFetched(resp *kmsg.FetchResponse) {
+func (s *Server) countFetched(r *wire.Request, resp *kmsg.FetchResponse) {
 	snap := s.Store.Snapshot()
 	for _, t := range resp.Topics {
 		name := t.Topic
@@ -160,7 +183,7 @@ func (s *Server) countFetched(resp *kmsg.FetchResponse) {
 		}
 		var n int
 		for _, p := range t.Partitions {
-			n += len(p.RecordBatches)
+			n += fetchedLen(r, &t, &p)
 		}
 		if n > 0 {
 			s.Metrics.BytesOut.WithLabelValues(name).Add(float64(n))

@@ -14,6 +14,10 @@ type FetchRead struct {
 	watch           bool
 	readCommitted   bool
 	keys            []Key // the partitions read, when watching
+	// FromFiles leaves reads of storage.FileRangeMin bytes or more in
+	// their segment files (Fetched.File), for a sender that sends them
+	// with sendfile (plaintext listeners).
+	FromFiles bool
 }
 
 // NewFetchRead starts an answer of at most maxBytes over up to partitions
@@ -39,8 +43,8 @@ func (f *FetchRead) Partition(pt *Partition, leaderEpoch int32, offset int64, pa
 		f.keys = append(f.keys, pt.Key)
 	}
 	limit := min(partitionMax, f.maxBytes-f.total)
-	fetched, err := pt.Read(offset, max(limit, 0), f.total == 0, f.readCommitted)
-	f.total += int32(len(fetched.Records))
+	fetched, err := pt.read(offset, max(limit, 0), f.total == 0, f.readCommitted, f.FromFiles)
+	f.total += int32(fetched.Len())
 	return fetched, err
 }
 

@@ -63,7 +63,13 @@ type Fetched struct {
 	// AbortedTxns (read_committed only) are the aborted transactions that
 	// overlap Records: the consumer drops their batches.
 	AbortedTxns []storage.AbortedTxn
+	// File (ReadFile only) is where the batches are when they were left in
+	// their segment file for a zero-copy send; Records is then nil.
+	File storage.FileRange
 }
+
+// Len is the number of record bytes read, in Records or File.
+func (f *Fetched) Len() int { return len(f.Records) + f.File.Len() }
 
 // Read returns whole record batches from offset for a consumer, at most
 // maxBytes unless the first is larger and minOneBatch (KIP-74). A consumer
@@ -72,9 +78,22 @@ type Fetched struct {
 // the last stable offset, and learns the aborted transactions among what it
 // read. On error the offsets are the current ones.
 func (pt *Partition) Read(offset int64, maxBytes int32, minOneBatch, readCommitted bool) (Fetched, error) {
+	return pt.read(offset, maxBytes, minOneBatch, readCommitted, false)
+}
+
+// ReadFile is Read for a sender that can send from files (sendfile): a
+// read of at least storage.FileRangeMin bytes is left in its segment file
+// (Fetched.File) instead of being read.
+func (pt *Partition) ReadFile(offset int64, maxBytes int32, minOneBatch, readCommitted bool) (Fetched, error) {
+	return pt.read(offset, maxBytes, minOneBatch, readCommitted, true)
+}
+
+func (pt *Partition) read(offset int64, maxBytes int32, minOneBatch, readCommitted, asFile bool) (Fetched, error) {
 	var res storage.ReadResult
 	var err error
-	if readCommitted {
+	if asFile {
+		res, err = pt.log.ReadRange(offset, maxBytes, minOneBatch, readCommitted)
+	} else if readCommitted {
 		res, err = pt.log.ReadCommitted(offset, maxBytes, minOneBatch)
 	} else {
 		res, err = pt.log.Read(offset, maxBytes, minOneBatch)
@@ -83,7 +102,7 @@ func (pt *Partition) Read(offset int64, maxBytes int32, minOneBatch, readCommitt
 		return Fetched{HighWatermark: pt.HighWatermark(), LastStableOffset: pt.LastStableOffset(), LogStartOffset: pt.LogStartOffset()}, err
 	}
 	return Fetched{Records: res.Records, HighWatermark: res.HighWatermark, LastStableOffset: res.LastStableOffset,
-		LogStartOffset: res.LogStartOffset, AbortedTxns: res.AbortedTxns}, nil
+		LogStartOffset: res.LogStartOffset, AbortedTxns: res.AbortedTxns, File: res.File}, nil
 }
 
 // Producers are the producers with state in the partition (DescribeProducers).

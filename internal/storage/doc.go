@@ -72,6 +72,15 @@
 // other than producer recompresses a batch whose codec differs (at the topic's
 // compression.<codec>.level), keeping its records, offsets and producer fields.
 //
+// Zero-copy reads (filerange.go): ReadRange is Read or ReadCommitted for a
+// sender that can send from files; a read of at least FileRangeMin (16 KiB)
+// comes back as a FileRange, where its whole batches lie in the segment
+// file, found from the offset index and a few batch headers without
+// reading the records. FileRange.Pin, at send time, dups the segment's
+// descriptor under fmu for an instant, so the send needs no lock and the
+// bytes stay readable if retention, the cleaner or the file cache closes
+// the segment's own descriptor meanwhile.
+//
 // The high watermark is kept apart from the log end offset. On a single
 // replica (the default) every append moves it to the log end, as a partition
 // whose ISR is its leader alone commits what it writes; after SetReplicated

@@ -20,7 +20,16 @@ type ReadResult struct {
 	// AbortedTxns (ReadCommitted only) are the aborted transactions that
 	// overlap the batches returned, for the consumer to drop their records.
 	AbortedTxns []AbortedTxn
+	// File (ReadRange only) is where the batches are when they were left
+	// in their segment file, for sending with sendfile; Records is then
+	// nil.
+	File FileRange
+	// lastOffset is the last offset of the last batch in File.
+	lastOffset int64
 }
+
+// Len is the number of record bytes read, in Records or File.
+func (r *ReadResult) Len() int { return len(r.Records) + r.File.Len() }
 
 // view is a consistent snapshot of the log for one read: the segments, the log end
 // and start offsets.
@@ -77,8 +86,22 @@ func (l *Log) Read(offset int64, maxBytes int32, minOneBatch bool) (ReadResult, 
 // transactions that overlap the batches returned (Kafka's
 // collectAbortedTransactions up to the offset after the last batch read).
 func (l *Log) ReadCommitted(offset int64, maxBytes int32, minOneBatch bool) (ReadResult, error) {
+	return l.readCommittedRetrying(offset, maxBytes, minOneBatch, false)
+}
+
+// ReadRange is Read (ReadCommitted with readCommitted) for a sender that
+// can send from files: a read of at least FileRangeMin bytes is returned
+// as a FileRange (File) instead of bytes, the batches left in the file.
+func (l *Log) ReadRange(offset int64, maxBytes int32, minOneBatch, readCommitted bool) (ReadResult, error) {
+	if readCommitted {
+		return l.readCommittedRetrying(offset, maxBytes, minOneBatch, true)
+	}
+	return l.readRetrying(offset, maxBytes, minOneBatch, l.hw.Load(), true)
+}
+
+func (l *Log) readCommittedRetrying(offset int64, maxBytes int32, minOneBatch, asFile bool) (ReadResult, error) {
 	for attempt := 0; ; attempt++ {
-		res, err := l.readCommitted(offset, maxBytes, minOneBatch)
+		res, err := l.readCommitted(offset, maxBytes, minOneBatch, asFile)
 		if errors.Is(err, errSegmentGone) && attempt < maxReadRetries {
 			continue
 		}
@@ -89,13 +112,16 @@ func (l *Log) ReadCommitted(offset int64, maxBytes int32, minOneBatch bool) (Rea
 	}
 }
 
-func (l *Log) readCommitted(offset int64, maxBytes int32, minOneBatch bool) (ReadResult, error) {
+func (l *Log) readCommitted(offset int64, maxBytes int32, minOneBatch, asFile bool) (ReadResult, error) {
 	lso := l.LastStableOffset()
-	res, err := l.read(offset, maxBytes, minOneBatch, lso)
-	if err != nil || len(res.Records) == 0 {
+	res, err := l.read(offset, maxBytes, minOneBatch, lso, asFile)
+	if err != nil || res.Len() == 0 {
 		return res, err
 	}
-	upper := lastOffsetOf(res.Records) + 1
+	upper := res.lastOffset + 1
+	if res.File.Len() == 0 {
+		upper = lastOffsetOf(res.Records) + 1
+	}
 	v, err := l.view()
 	if err != nil {
 		return res, err
@@ -133,8 +159,12 @@ func lastOffsetOf(b []byte) int64 {
 // straddling the bound is left out, as Kafka's segment read stops at the
 // position of the batch holding its max offset.
 func (l *Log) ReadUpTo(offset int64, maxBytes int32, minOneBatch bool, upTo int64) (ReadResult, error) {
+	return l.readRetrying(offset, maxBytes, minOneBatch, upTo, false)
+}
+
+func (l *Log) readRetrying(offset int64, maxBytes int32, minOneBatch bool, upTo int64, asFile bool) (ReadResult, error) {
 	for attempt := 0; ; attempt++ {
-		res, err := l.read(offset, maxBytes, minOneBatch, upTo)
+		res, err := l.read(offset, maxBytes, minOneBatch, upTo, asFile)
 		if errors.Is(err, errSegmentGone) && attempt < maxReadRetries {
 			continue
 		}
@@ -145,7 +175,9 @@ func (l *Log) ReadUpTo(offset int64, maxBytes int32, minOneBatch bool, upTo int6
 	}
 }
 
-func (l *Log) read(offset int64, maxBytes int32, minOneBatch bool, upTo int64) (ReadResult, error) {
+// read reads as ReadUpTo does; with asFile, a read of at least
+// FileRangeMin bytes is left in the file (ReadResult.File).
+func (l *Log) read(offset int64, maxBytes int32, minOneBatch bool, upTo int64, asFile bool) (ReadResult, error) {
 	v, err := l.view()
 	if err != nil {
 		return ReadResult{}, err
@@ -184,6 +216,16 @@ func (l *Log) read(offset int64, maxBytes int32, minOneBatch bool, upTo int64) (
 				return res, nil
 			}
 			n = h.Size
+		}
+		if asFile && n >= FileRangeMin {
+			end, last, ok, err := s.wholeBatchEnd(pos, pos+n, lim, h)
+			if err != nil {
+				return res, err
+			}
+			if ok && end-pos >= FileRangeMin {
+				res.File, res.lastOffset = FileRange{seg: s, pos: pos, n: end - pos}, last
+				return res, nil
+			}
 		}
 		// Pooled: the fetch path returns it once the response is encoded.
 		buf := bufpool.Get(int(n))

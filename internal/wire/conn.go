@@ -191,11 +191,8 @@ func (c *Conn) answer(ctx context.Context, req *Request, r *pooledReader, w *poo
 	c.release(req) // the request's bytes are handled; the response's are not counted
 	if resp != nil {
 		c.applyThrottle(ctx, resp)
-		buf := appendResponse(responseBuffer(resp), req, resp)
-		_, err := w.Write(buf)
-		releaseEncoded(resp, buf)
-		if err != nil {
-			return sendFailed(err)
+		if err := c.writeResponse(ctx, w, req, resp); err != nil {
+			return err
 		}
 	}
 	if !r.frameBuffered() || c.sec.closeAfter {

@@ -29,6 +29,9 @@ type Request struct {
 	// Parked is how long the handler waited rather than worked (a fetch
 	// long poll); request-time quotas charge only the rest.
 	Parked time.Duration
+	// RecordFiles are the Fetch response's record sets a handler left in
+	// files, for the connection to send from them (fetchfiles.go).
+	RecordFiles RecordFiles
 
 	frame []byte // the bytes Body was decoded from (see releaseFrame)
 	// queued is what the request holds of the server's request memory
