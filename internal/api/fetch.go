@@ -62,7 +62,7 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 		resp, read, done = s.readFetch(c, r, req, maxBytes, fromReplica, watch)
 		return read, done
 	})
-	finishFetchSession(session, resp) // only what the session must be told
+	finishFetchSession(session, r, resp) // only what the session must be told
 	return s.finishFetch(c, r, resp), nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"kbroker/internal/config"
 	"kbroker/internal/fetchsession"
 	"kbroker/internal/metrics"
+	"kbroker/internal/wire"
 )
 
 // fetchSessionSlotsKey sizes the cache; 0 disables sessions (Kafka's key).
@@ -132,7 +133,7 @@ func fetchSessionError(req *kmsg.FetchRequest, f *fetchsession.Fetch) *kmsg.Fetc
 // finishFetchSession tells the session what was read and keeps, in resp,
 // only the partitions the answer must carry (all of them for a full fetch),
 // with the session id the client is to use next.
-func finishFetchSession(f *fetchsession.Fetch, resp *kmsg.FetchResponse) {
+func finishFetchSession(f *fetchsession.Fetch, r *wire.Request, resp *kmsg.FetchResponse) {
 	if f == nil {
 		return
 	}
@@ -141,9 +142,10 @@ func finishFetchSession(f *fetchsession.Fetch, resp *kmsg.FetchResponse) {
 		n += len(t.Partitions)
 	}
 	results := make([]fetchsession.Result, 0, n)
-	for _, t := range resp.Topics {
+	for ti := range resp.Topics {
+		t := &resp.Topics[ti]
 		for i := range t.Partitions {
-			results = append(results, fetchResult(&t.Partitions[i]))
+			results = append(results, fetchResult(r, t, &t.Partitions[i]))
 		}
 	}
 	include := f.Finish(results, time.Now())
@@ -168,11 +170,13 @@ func finishFetchSession(f *fetchsession.Fetch, resp *kmsg.FetchResponse) {
 	resp.Topics = topics
 }
 
-// fetchResult is what decides whether an incremental answer includes p.
-func fetchResult(p *kmsg.FetchResponseTopicPartition) fetchsession.Result {
+// fetchResult is what decides whether an incremental answer includes p;
+// its records may be in the response or left in a segment file for the
+// connection to send (fetchedLen).
+func fetchResult(r *wire.Request, t *kmsg.FetchResponseTopic, p *kmsg.FetchResponseTopicPartition) fetchsession.Result {
 	return fetchsession.Result{
 		ErrorCode: p.ErrorCode, HighWatermark: p.HighWatermark, LogStartOffset: p.LogStartOffset,
-		HasRecords:       len(p.RecordBatches) > 0,
+		HasRecords:       fetchedLen(r, t, p) > 0,
 		DivergingEpoch:   p.DivergingEpoch.Epoch >= 0,
 		PreferredReplica: p.PreferredReadReplica >= 0,
 	}
