@@ -191,7 +191,10 @@ func (l *Log) read(offset int64, maxBytes int32, minOneBatch bool, upTo int64, a
 		return res, fmt.Errorf("%w: offset %d is outside [%d, %d]", ErrOffsetOutOfRange, offset, v.logStart, v.end.offset)
 	}
 	bound := min(upTo, v.end.offset)
-	if offset >= bound {
+	// Nothing fits a spent budget (a fetch of many partitions reads most of
+	// them after its max_bytes is used up): answer the offsets without
+	// reading a batch header from the file.
+	if offset >= bound || (maxBytes <= 0 && !minOneBatch) {
 		return res, nil
 	}
 	for i := v.segmentFor(offset); i < len(v.segs); i++ {
