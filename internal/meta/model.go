@@ -53,12 +53,13 @@ type Snapshot struct {
 	ClusterID string
 
 	// The sub-images (image.go), one per kind of record.
-	topics  topicsImage
-	configs configsImage
-	quotas  map[string]map[string]float64         // by entity path (quotas.go)
-	acls    map[string][]auth.ACL                 // by resource pattern key (acls.go)
-	scram   map[string]map[string]auth.Credential // by user, then mechanism (scram.go)
-	brokers map[int32]*Broker                     // the live brokers (brokers.go)
+	topics     topicsImage
+	partitions partitionsImage // partition records by topic id (partitions.go)
+	configs    configsImage
+	quotas     map[string]map[string]float64         // by entity path (quotas.go)
+	acls       map[string][]auth.ACL                 // by resource pattern key (acls.go)
+	scram      map[string]map[string]auth.Credential // by user, then mechanism (scram.go)
+	brokers    map[int32]*Broker                     // the live brokers (brokers.go)
 }
 
 func emptySnapshot() *Snapshot {
