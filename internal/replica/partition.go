@@ -31,7 +31,7 @@ type Partition struct {
 // the log if needed; ErrNotLeader when another broker leads it. The caller
 // has checked that the partition exists in snap.
 func (p *Partitions) Lead(snap *meta.Snapshot, t *meta.Topic, partition int32) (Partition, error) {
-	st := p.ledState(t, partition)
+	st := p.recordedState(snap, t, partition)
 	if self := p.broker.NodeID; st.Leader != self {
 		return Partition{}, &stateError{ErrNotLeader, fmt.Sprintf("Broker %d is not the leader of %s-%d; broker %d is.", self, t.Name, partition, st.Leader)}
 	}

@@ -77,7 +77,8 @@ func (p *Partitions) openLocked(snap *meta.Snapshot, t *meta.Topic, partition in
 	return l, nil
 }
 
-// OpenAll prepares the log of every partition in snap that this broker leads.
+// OpenAll prepares the log of every partition in snap that this broker
+// holds a replica of.
 // A log a crash left unrecovered is opened now, so that recovery happens at
 // startup rather than on the first request, as Kafka's LogManager does; the
 // others (closed cleanly, or never written) are opened on first use or by
@@ -86,8 +87,8 @@ func (p *Partitions) openLocked(snap *meta.Snapshot, t *meta.Topic, partition in
 func (p *Partitions) OpenAll(snap *meta.Snapshot) error {
 	for _, t := range snap.AllTopics() {
 		for i := int32(0); i < t.Partitions; i++ {
-			if t.Leader(i, p.broker.NodeID) != p.broker.NodeID {
-				continue // led, and stored, by another broker
+			if !p.IsReplica(snap, t, i) {
+				continue // stored only by other brokers
 			}
 			if !p.logs.NeedsRecovery(t.Name, i) {
 				p.logs.Defer(t.Name, i, p.opener(t.Name, i))
@@ -111,7 +112,7 @@ func (p *Partitions) opener(topic string, partition int32) func() error {
 		defer p.mu.Unlock()
 		snap := p.store.Snapshot()
 		t := snap.Topic(topic)
-		if t == nil || partition >= t.Partitions || t.Leader(partition, p.broker.NodeID) != p.broker.NodeID {
+		if t == nil || partition >= t.Partitions || !p.IsReplica(snap, t, partition) {
 			return nil
 		}
 		_, err := p.openLocked(snap, t, partition)

@@ -1,0 +1,116 @@
+package cluster_test
+
+// Replication across the cluster's brokers: placement of replicated
+// topics, and the partition state every broker reports.
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// partitionsOf is a topic's partitions from one broker's metadata.
+func partitionsOf(t *testing.T, addr, topic string) []kmsg.MetadataResponseTopicPartition {
+	t.Helper()
+	resp := metadata(t, addr, topic)
+	if err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); err != nil {
+		t.Fatalf("metadata of %s from %s: %v", topic, addr, err)
+	}
+	return resp.Topics[0].Partitions
+}
+
+// A topic of replication factor 3 on three brokers: every partition has
+// three distinct replicas, all in sync, the first leading at epoch 0, and
+// leaders spread over every broker; every broker says the same. Manual
+// assignments of another factor are kept; inconsistent ones, and more
+// replicas than brokers, are refused with Kafka's errors; new partitions
+// get the topic's factor. A stopped broker shows as an offline replica,
+// out of the reported ISR, and its led partitions leaderless.
+func TestReplicatedTopicPlacementAndMetadata(t *testing.T) {
+	tc := startCluster(t, 3, nil, nil)
+	if r := tryCreateTopic(t, tc.addr(1), "rf3", 6, 3); r.Topics[0].ErrorCode != 0 {
+		t.Fatalf("creating rf3: %v %s", kerr.ErrorForCode(r.Topics[0].ErrorCode), deref(r.Topics[0].ErrorMessage))
+	}
+	tc.waitTopic(t, "rf3")
+	var first []kmsg.MetadataResponseTopicPartition
+	for id := int32(1); id <= 3; id++ {
+		parts := partitionsOf(t, tc.addr(id), "rf3")
+		led := map[int32]int{}
+		for _, p := range parts {
+			distinct := slices.Clone(p.Replicas)
+			slices.Sort(distinct)
+			if len(slices.Compact(distinct)) != 3 || !slices.Equal(p.ISR, p.Replicas) || p.Leader != p.Replicas[0] || p.LeaderEpoch != 0 || len(p.OfflineReplicas) != 0 {
+				t.Errorf("broker %d, partition %d: replicas %v isr %v leader %d epoch %d offline %v", id, p.Partition, p.Replicas, p.ISR, p.Leader, p.LeaderEpoch, p.OfflineReplicas)
+			}
+			led[p.Leader]++
+		}
+		if len(led) != 3 {
+			t.Errorf("broker %d: leaders %v, want all three brokers leading", id, led)
+		}
+		if first == nil {
+			first = parts
+		} else if !slices.EqualFunc(first, parts, func(a, b kmsg.MetadataResponseTopicPartition) bool { return slices.Equal(a.Replicas, b.Replicas) }) {
+			t.Errorf("broker %d reports other replicas than broker 1", id)
+		}
+	}
+
+	r := tryCreateTopic(t, tc.addr(2), "rf4", 1, 4)
+	if r.Topics[0].ErrorCode != kerr.InvalidReplicationFactor.Code || !strings.Contains(deref(r.Topics[0].ErrorMessage), "The target replication factor of 4 cannot be reached because only 3 broker(s) are registered.") {
+		t.Errorf("RF 4: %v %q", kerr.ErrorForCode(r.Topics[0].ErrorCode), deref(r.Topics[0].ErrorMessage))
+	}
+
+	createManual := func(name string, assignment ...[]int32) *kmsg.CreateTopicsResponseTopic {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.TimeoutMillis = 10000
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, -1, -1
+		for p, replicas := range assignment {
+			a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+			a.Partition, a.Replicas = int32(p), replicas
+			rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+		}
+		req.Topics = append(req.Topics, rt)
+		return &send[*kmsg.CreateTopicsResponse](t, tc.addr(1), req).Topics[0]
+	}
+	if got := createManual("uneven", []int32{1, 2}, []int32{3}); got.ErrorCode != kerr.InvalidReplicaAssignment.Code {
+		t.Errorf("uneven assignment: %v %q, want INVALID_REPLICA_ASSIGNMENT", kerr.ErrorForCode(got.ErrorCode), deref(got.ErrorMessage))
+	}
+	if got := createManual("manual", []int32{3, 1}, []int32{2, 3}); got.ErrorCode != 0 {
+		t.Fatalf("manual assignment: %v %q", kerr.ErrorForCode(got.ErrorCode), deref(got.ErrorMessage))
+	}
+	tc.waitTopic(t, "manual")
+	if parts := partitionsOf(t, tc.addr(2), "manual"); !slices.Equal(parts[0].Replicas, []int32{3, 1}) || !slices.Equal(parts[1].Replicas, []int32{2, 3}) || parts[0].Leader != 3 {
+		t.Errorf("manual topic: %+v", parts)
+	}
+
+	cp := kmsg.NewPtrCreatePartitionsRequest()
+	cp.TimeoutMillis = 10000
+	ct := kmsg.NewCreatePartitionsRequestTopic()
+	ct.Topic, ct.Count = "rf3", 9
+	cp.Topics = append(cp.Topics, ct)
+	if got := send[*kmsg.CreatePartitionsResponse](t, tc.addr(3), cp).Topics[0]; got.ErrorCode != 0 {
+		t.Fatalf("CreatePartitions: %v %q", kerr.ErrorForCode(got.ErrorCode), deref(got.ErrorMessage))
+	}
+	for _, p := range partitionsOf(t, tc.addr(3), "rf3") {
+		if len(p.Replicas) != 3 {
+			t.Errorf("partition %d after the increase has replicas %v", p.Partition, p.Replicas)
+		}
+	}
+
+	if err := tc.brokers[2].Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "broker 3 out of broker 1's metadata", func() bool { return len(metadata(t, tc.addr(1)).Brokers) == 2 })
+	for _, p := range partitionsOf(t, tc.addr(1), "rf3") {
+		wantLeader := p.Replicas[0]
+		if wantLeader == 3 {
+			wantLeader = -1 // until the controller elects another (not yet)
+		}
+		if !slices.Equal(p.OfflineReplicas, []int32{3}) || slices.Contains(p.ISR, 3) || len(p.ISR) != 2 || p.Leader != wantLeader {
+			t.Errorf("partition %d with broker 3 stopped: leader %d isr %v offline %v", p.Partition, p.Leader, p.ISR, p.OfflineReplicas)
+		}
+	}
+}
