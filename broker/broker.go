@@ -86,6 +86,8 @@ type Broker struct {
 	// markerSender carries transaction markers to partitions led by other
 	// brokers.
 	markerSender *markerSender
+	// fetchers copy the partitions this broker follows (replication.go).
+	fetchers *replica.Fetchers
 	logs         *storage.Manager
 	server       *wire.Server
 	addrs        []net.Addr
@@ -168,6 +170,7 @@ func (b *Broker) Start() (err error) {
 	b.groups = b.startGroups(parts)
 	b.markerSender = &markerSender{listener: strings.ToUpper(strings.TrimSpace(b.cfg.Props["inter.broker.listener.name"]))}
 	b.txns = b.startTransactions(parts, b.groups)
+	b.startReplication(parts)
 	sec, err := b.startSecurity(ctx)
 	if err != nil {
 		return err
@@ -355,6 +358,7 @@ func (b *Broker) Close() error {
 		b.txns.Close()
 		b.txns = nil
 	}
+	b.stopReplication()
 	if b.markerSender != nil {
 		b.markerSender.close()
 	}

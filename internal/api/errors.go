@@ -52,6 +52,8 @@ var errorTable = []struct {
 	{replica.ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch},
 	{replica.ErrUnknownLeaderEpoch, kerr.UnknownLeaderEpoch},
 	{replica.ErrNotEnoughReplicas, kerr.NotEnoughReplicas},
+	{replica.ErrNotEnoughReplicasAfterAppend, kerr.NotEnoughReplicasAfterAppend},
+	{replica.ErrReplicationTimeout, kerr.RequestTimedOut},
 	{replica.ErrUnknownSpecialTimestamp, kerr.InvalidRequest},
 	{replica.ErrInvalidRequiredAcks, kerr.InvalidRequiredAcks},
 	// Closes the connection: no client reads the code.

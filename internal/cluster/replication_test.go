@@ -4,11 +4,18 @@ package cluster_test
 // topics, and the partition state every broker reports.
 
 import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -112,5 +119,84 @@ func TestReplicatedTopicPlacementAndMetadata(t *testing.T) {
 		if !slices.Equal(p.OfflineReplicas, []int32{3}) || slices.Contains(p.ISR, 3) || len(p.ISR) != 2 || p.Leader != wantLeader {
 			t.Errorf("partition %d with broker 3 stopped: leader %d isr %v offline %v", p.Partition, p.Leader, p.ISR, p.OfflineReplicas)
 		}
+	}
+}
+
+// batchSums lists the (base offset, CRC) of every record batch in the
+// segment files of one replica of topic-partition, in log order: two
+// replicas with the same list hold the same bytes.
+func batchSums(t *testing.T, logDir, topic string, partition int32) [][2]int64 {
+	t.Helper()
+	dir := filepath.Join(logDir, fmt.Sprintf("%s-%d", topic, partition))
+	segs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	slices.Sort(segs)
+	var out [][2]int64
+	for _, seg := range segs {
+		b, err := os.ReadFile(seg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for len(b) >= 21 {
+			size := int(binary.BigEndian.Uint32(b[8:12]))
+			if size <= 0 || 12+size > len(b) {
+				break // preallocated or being written
+			}
+			out = append(out, [2]int64{int64(binary.BigEndian.Uint64(b[:8])), int64(binary.BigEndian.Uint32(b[17:21]))})
+			b = b[12+size:]
+		}
+	}
+	return out
+}
+
+func newProducer(t *testing.T, tc *testCluster, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(tc.addrs()...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner())}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// Records produced with acks=all to a topic of three replicas are copied
+// by both followers: every replica's log holds the same batches, checksum
+// for checksum, and every acknowledged record is below each leader's high
+// watermark and consumed back.
+func TestAcksAllRecordsReachEveryReplicaIdentically(t *testing.T) {
+	tc := startCluster(t, 3, nil, nil)
+	if r := tryCreateTopic(t, tc.addr(1), "copies", 3, 3); r.Topics[0].ErrorCode != 0 {
+		t.Fatalf("creating: %v", kerr.ErrorForCode(r.Topics[0].ErrorCode))
+	}
+	tc.waitTopic(t, "copies")
+	cl := newProducer(t, tc)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const n = 120
+	for i := range n {
+		r := &kgo.Record{Topic: "copies", Partition: int32(i % 3), Value: []byte(fmt.Sprint("v", i))}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+	}
+	for p := int32(0); p < 3; p++ {
+		var sums [3][][2]int64
+		eventually(t, fmt.Sprintf("partition %d identical on all replicas", p), func() bool {
+			for id := range 3 {
+				sums[id] = batchSums(t, tc.brokers[id].Config().LogDirs[0], "copies", p)
+			}
+			return len(sums[0]) == n/3 && slices.Equal(sums[0], sums[1]) && slices.Equal(sums[0], sums[2])
+		})
+	}
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.ConsumeTopics("copies"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Close()
+	got := 0
+	for got < n && ctx.Err() == nil {
+		got += consumer.PollFetches(ctx).NumRecords()
+	}
+	if got != n {
+		t.Errorf("consumed %d of %d acknowledged records", got, n)
 	}
 }

@@ -34,6 +34,8 @@ type Partitions struct {
 	onDeleted []func(topic string)
 
 	configs logConfigs // log_configs.go
+
+	repl replicationState // leader.go
 }
 
 // New wires logs to store and starts following metadata changes; the open

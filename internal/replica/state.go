@@ -38,10 +38,9 @@ func (e *stateError) Unwrap() error { return e.kind }
 var (
 	errFencedEpoch  = &stateError{ErrFencedLeaderEpoch, "The leader epoch in the request is older than the epoch on the broker."}
 	errUnknownEpoch = &stateError{ErrUnknownLeaderEpoch, "The leader epoch in the request is newer than the broker's."}
-	// Every partition has one replica, so no broker follows another and
-	// the requests only a follower sends are refused.
-	errFollowerFetch       = &stateError{ErrNotLeader, "kbroker partitions have a single replica; follower fetches are not served"}
-	errFollowerListOffsets = &stateError{ErrNotLeader, "kbroker partitions have a single replica"}
+	// Followers catch up by fetching and truncate through
+	// OffsetForLeaderEpoch, never through ListOffsets.
+	errFollowerListOffsets = &stateError{ErrNotLeader, "kbroker followers do not send ListOffsets; this one is refused"}
 )
 
 // PartitionState is one partition's replication as this broker sees it:
@@ -153,9 +152,6 @@ func replicaSet(ids []int32) string {
 	}
 	return "Set(" + strings.Join(s, ", ") + ")"
 }
-
-// FollowerFetch is the answer to a Fetch sent by another broker's replica.
-func (p *Partitions) FollowerFetch() error { return errFollowerFetch }
 
 // FollowerListOffsets is the answer to a ListOffsets sent by another
 // broker's replica.

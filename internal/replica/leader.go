@@ -1,0 +1,171 @@
+package replica
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"kbroker/internal/storage"
+)
+
+// The leader's side of replication. A partition with more than one replica
+// has its high watermark moved by its leader (storage.Log.SetReplicated):
+// the leader learns each follower's log end offset from the offset the
+// follower fetches from, as Kafka's Partition.updateFollowerFetchState
+// does, and commits up to the smallest log end offset among the in-sync
+// replicas. A partition of one replica is left as it always was: every
+// append commits.
+
+// replicationState is what Partitions keeps for the partitions it leads
+// with followers.
+type replicationState struct {
+	mu      sync.Mutex
+	leading map[Key]*leadership
+}
+
+// leadership is one partition this broker leads with followers, in one
+// leader epoch. A new epoch starts it afresh: what followers fetched from
+// an earlier leader says nothing of what they hold now.
+type leadership struct {
+	log *storage.Log
+
+	mu        sync.Mutex
+	epoch     int32
+	isr       []int32 // from the partition record this epoch was read with
+	followers map[int32]*followerState
+}
+
+// followerState is what the leader knows of one follower.
+type followerState struct {
+	// logEnd is the follower's log end offset, -1 until it fetches.
+	logEnd int64
+	// lastFetch is when it last fetched, and leaderEndAtLastFetch the
+	// leader's log end offset then.
+	lastFetch            time.Time
+	leaderEndAtLastFetch int64
+	// caughtUp is the last time it had everything the leader had (at the
+	// time of one of its fetches): replica.lag.time.max.ms is measured
+	// from it.
+	caughtUp time.Time
+}
+
+// lead returns the leadership of key (a partition whose state st has
+// followers) over l, starting a new one when st is of another leader epoch
+// than the one held: the log's high watermark passes to the leader, and
+// the batches it appends carry the new epoch.
+func (p *Partitions) lead(key Key, st PartitionState, l *storage.Log) *leadership {
+	p.repl.mu.Lock()
+	defer p.repl.mu.Unlock()
+	ld := p.repl.leading[key]
+	if ld != nil && ld.log == l {
+		ld.mu.Lock()
+		same := ld.epoch == st.LeaderEpoch
+		if same {
+			ld.isr = st.ISR
+		}
+		ld.mu.Unlock()
+		if same {
+			return ld
+		}
+	}
+	l.SetReplicated(true)
+	l.SetLeaderEpoch(st.LeaderEpoch)
+	now := time.Now()
+	ld = &leadership{log: l, epoch: st.LeaderEpoch, isr: st.ISR, followers: map[int32]*followerState{}}
+	for _, id := range st.Replicas {
+		if id != p.broker.NodeID {
+			// A follower starts out caught up, as in Kafka, so a new
+			// leader does not shrink the ISR before followers could fetch.
+			ld.followers[id] = &followerState{logEnd: -1, caughtUp: now}
+		}
+	}
+	if p.repl.leading == nil {
+		p.repl.leading = map[Key]*leadership{}
+	}
+	p.repl.leading[key] = ld
+	return ld
+}
+
+// forget drops the leadership of key (its topic is gone, or another
+// broker leads it).
+func (p *Partitions) forget(key Key) {
+	p.repl.mu.Lock()
+	delete(p.repl.leading, key)
+	p.repl.mu.Unlock()
+}
+
+// FollowerFetch reads pt for the follower replicaID, which fetches from
+// offset, its log end offset: the leader records it, commits what every
+// in-sync replica now has, and answers with batches up to its own log end
+// (not the high watermark: a follower copies the whole log) and the high
+// watermark, from which the follower learns what is committed.
+func (pt *Partition) FollowerFetch(replicaID, leaderEpoch int32, offset int64, maxBytes int32, minOneBatch bool) (Fetched, error) {
+	none := Fetched{HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1}
+	if err := pt.CheckLeaderEpoch(leaderEpoch); err != nil {
+		return none, err
+	}
+	ld := pt.leader
+	if ld == nil || !slices.Contains(pt.Replicas, replicaID) || replicaID == pt.Leader {
+		return none, &stateError{ErrNotLeader, fmt.Sprintf("Replica %d is not recognized as a valid replica of %s-%d", replicaID, pt.Topic, pt.Key.Partition)}
+	}
+	if ld.recordFetch(replicaID, offset, time.Now()) {
+		pt.delayed.Notify(pt.Key) // acks=all produces waiting for the high watermark
+	}
+	res, err := pt.log.ReadUpTo(offset, maxBytes, minOneBatch, pt.log.LogEndOffset())
+	if err != nil {
+		return Fetched{HighWatermark: pt.HighWatermark(), LastStableOffset: pt.LastStableOffset(), LogStartOffset: pt.LogStartOffset()}, err
+	}
+	return Fetched{Records: res.Records, HighWatermark: pt.HighWatermark(), LastStableOffset: pt.LastStableOffset(), LogStartOffset: res.LogStartOffset}, nil
+}
+
+// recordFetch notes that follower id fetched from offset at now, and
+// advances the high watermark if it can; it reports whether it moved.
+func (ld *leadership) recordFetch(id int32, offset int64, now time.Time) bool {
+	leaderEnd := ld.log.LogEndOffset()
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	f := ld.followers[id]
+	if f == nil {
+		return false
+	}
+	switch {
+	case offset >= leaderEnd:
+		f.caughtUp = now
+	case offset >= f.leaderEndAtLastFetch && !f.lastFetch.IsZero():
+		f.caughtUp = f.lastFetch
+	}
+	f.logEnd = min(offset, leaderEnd)
+	f.lastFetch, f.leaderEndAtLastFetch = now, leaderEnd
+	return ld.advanceLocked(leaderEnd)
+}
+
+// advanceLocked moves the high watermark to the smallest log end offset of
+// the in-sync replicas (the leader's own is leaderEnd). A follower in the
+// ISR that has not fetched in this epoch holds it where it is.
+func (ld *leadership) advanceLocked(leaderEnd int64) bool {
+	hw := leaderEnd
+	for _, id := range ld.isr {
+		f, ok := ld.followers[id]
+		if !ok {
+			continue // the leader itself
+		}
+		if f.logEnd < 0 {
+			return false
+		}
+		hw = min(hw, f.logEnd)
+	}
+	if hw <= ld.log.HighWatermark() {
+		return false
+	}
+	_, err := ld.log.SetHighWatermark(hw)
+	return err == nil
+}
+
+// onAppend is the leader's own log end moving: with every follower out
+// of the ISR it alone commits.
+func (ld *leadership) onAppend() {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	ld.advanceLocked(ld.log.LogEndOffset())
+}
