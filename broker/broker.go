@@ -18,6 +18,7 @@ import (
 	"kbroker/internal/buildinfo"
 	"kbroker/internal/cluster"
 	"kbroker/internal/config"
+	"kbroker/internal/controller"
 	"kbroker/internal/dynconfig"
 	"kbroker/internal/group"
 	"kbroker/internal/logging"
@@ -87,11 +88,12 @@ type Broker struct {
 	// brokers.
 	markerSender *markerSender
 	// fetchers copy the partitions this broker follows (replication.go).
-	fetchers *replica.Fetchers
-	logs         *storage.Manager
-	server       *wire.Server
-	addrs        []net.Addr
-	mAddr        net.Addr
+	fetchers  *replica.Fetchers
+	elections *controller.Elections
+	logs      *storage.Manager
+	server    *wire.Server
+	addrs     []net.Addr
+	mAddr     net.Addr
 
 	cancel context.CancelFunc
 	done   chan struct{}

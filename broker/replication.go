@@ -13,6 +13,7 @@ import (
 
 	"kbroker/internal/cluster"
 	"kbroker/internal/config"
+	"kbroker/internal/controller"
 	"kbroker/internal/meta"
 	"kbroker/internal/replica"
 )
@@ -34,6 +35,7 @@ func (b *Broker) startReplication(parts *replica.Partitions) {
 		PartitionMaxBytes: int32(num("replica.fetch.max.bytes")),
 		MaxBytes:          int32(num("replica.fetch.response.max.bytes")),
 		Backoff:           time.Duration(num("replica.fetch.backoff.ms")) * time.Millisecond,
+		LagMax:            time.Duration(num("replica.lag.time.max.ms")) * time.Millisecond,
 	}
 	// The fetchers share the transaction markers' inter-broker clients:
 	// kgo sends fetches on a connection of their own, so a long-polling
@@ -41,11 +43,18 @@ func (b *Broker) startReplication(parts *replica.Partitions) {
 	b.fetchers = parts.StartFetchers(func(snap *meta.Snapshot, id int32) (*kgo.Client, error) {
 		return b.markerSender.client(snap, id)
 	}, opts)
+	// Every broker runs the elections; only the elected controller's act.
+	ctrl := controller.New(b.cfg, b.store, nil, b.loggers.Logger("kbroker.controller"))
+	b.elections = ctrl.StartElections(func() bool { return b.member != nil && b.member.Controller() == b.cfg.NodeID })
 }
 
 // stopReplication stops the replica fetchers, before the logs they append
 // to close.
 func (b *Broker) stopReplication() {
+	if b.elections != nil {
+		b.elections.Close()
+		b.elections = nil
+	}
 	if b.fetchers != nil {
 		b.fetchers.Close()
 		b.fetchers = nil

@@ -6,6 +6,7 @@ package cluster_test
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/broker/brokertest"
 )
 
 // partitionsOf is a topic's partitions from one broker's metadata.
@@ -199,4 +202,104 @@ func TestAcksAllRecordsReachEveryReplicaIdentically(t *testing.T) {
 	if got != n {
 		t.Errorf("consumed %d of %d acknowledged records", got, n)
 	}
+}
+
+// createTopicWith creates a topic of partitions at rf with config
+// overrides, through broker addr.
+func createTopicWith(t *testing.T, tc *testCluster, name string, partitions int32, rf int16, configs map[string]string) {
+	t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, partitions, rf
+	for k, v := range configs {
+		c := kmsg.NewCreateTopicsRequestTopicConfig()
+		c.Name, c.Value = k, kmsg.StringPtr(v)
+		rt.Configs = append(rt.Configs, c)
+	}
+	req.Topics = append(req.Topics, rt)
+	if got := send[*kmsg.CreateTopicsResponse](t, tc.addr(1), req).Topics[0]; got.ErrorCode != 0 {
+		t.Fatalf("creating %s: %v %s", name, kerr.ErrorForCode(got.ErrorCode), deref(got.ErrorMessage))
+	}
+	tc.waitTopic(t, name)
+}
+
+// The leader of a partition of three replicas stops (Close: no controlled
+// shutdown). The controller takes it out of the ISR and elects another
+// in-sync replica with a new leader epoch; every acknowledged record is
+// still there and producing goes on; a topic whose min.insync.replicas is
+// now above its ISR refuses acks=all with NOT_ENOUGH_REPLICAS. The old
+// leader restarts on its logs, follows the new leader, catches up and
+// rejoins the ISR, with a log identical to the leader's.
+func TestLeaderLossElectsFromISRAndTheOldLeaderRejoins(t *testing.T) {
+	tc := startCluster(t, 3, nil, nil)
+	createTopicWith(t, tc, "failover", 1, 3, map[string]string{"min.insync.replicas": "2"})
+	createTopicWith(t, tc, "strict", 1, 3, map[string]string{"min.insync.replicas": "3"})
+	cl := newProducer(t, tc)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	produce := func(from, to int) {
+		t.Helper()
+		for i := from; i < to; i++ {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "failover", Value: []byte(fmt.Sprint("v", i))}).FirstErr(); err != nil {
+				t.Fatalf("record %d: %v", i, err)
+			}
+		}
+	}
+	produce(0, 50)
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "strict", Value: []byte("all three")}).FirstErr(); err != nil {
+		t.Fatalf("strict topic with three in sync: %v", err)
+	}
+
+	old := partitionsOf(t, tc.addr(1), "failover")[0]
+	props := tc.brokers[old.Leader-1].Config().Props
+	if err := tc.brokers[old.Leader-1].Close(); err != nil {
+		t.Fatal(err)
+	}
+	other := old.Leader%3 + 1
+	var now kmsg.MetadataResponseTopicPartition
+	eventually(t, "a new leader from the ISR", func() bool {
+		now = partitionsOf(t, tc.addr(other), "failover")[0]
+		return now.Leader > 0 && now.Leader != old.Leader && len(now.ISR) == 2
+	})
+	if now.LeaderEpoch != old.LeaderEpoch+1 || slices.Contains(now.ISR, old.Leader) || !slices.Contains(old.ISR, now.Leader) {
+		t.Errorf("after the leader %d stopped: leader %d epoch %d isr %v (was epoch %d isr %v)", old.Leader, now.Leader, now.LeaderEpoch, now.ISR, old.LeaderEpoch, old.ISR)
+	}
+	produce(50, 100)
+
+	strict, err := kgo.NewClient(kgo.SeedBrokers(tc.addr(other)), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordRetries(0), kgo.DisableIdempotentWrite())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer strict.Close()
+	eventually(t, "the strict topic's ISR to shrink", func() bool { return len(partitionsOf(t, tc.addr(other), "strict")[0].ISR) == 2 })
+	if err := strict.ProduceSync(ctx, &kgo.Record{Topic: "strict", Value: []byte("two of three")}).FirstErr(); !errors.Is(err, kerr.NotEnoughReplicas) {
+		t.Errorf("acks=all with 2 in sync of min.insync.replicas 3: %v, want NOT_ENOUGH_REPLICAS", err)
+	}
+
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(tc.addr(other)), kgo.ConsumeTopics("failover"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Close()
+	seen := map[string]bool{}
+	for len(seen) < 100 && ctx.Err() == nil {
+		consumer.PollFetches(ctx).EachRecord(func(r *kgo.Record) { seen[string(r.Value)] = true })
+	}
+	for i := range 100 {
+		if !seen[fmt.Sprint("v", i)] {
+			t.Errorf("acknowledged record v%d is missing", i)
+		}
+	}
+
+	restarted := brokertest.StartWith(t, props)
+	tc.brokers[old.Leader-1] = restarted
+	eventually(t, "the old leader back in the ISR", func() bool {
+		return len(partitionsOf(t, tc.addr(other), "failover")[0].ISR) == 3
+	})
+	eventually(t, "the old leader's log identical to the new leader's", func() bool {
+		a := batchSums(t, tc.brokers[now.Leader-1].Config().LogDirs[0], "failover", 0)
+		b := batchSums(t, restarted.Config().LogDirs[0], "failover", 0)
+		return len(a) == 100 && slices.Equal(a, b)
+	})
 }

@@ -28,6 +28,9 @@ type FetcherOptions struct {
 	PartitionMaxBytes int32         // replica.fetch.max.bytes
 	MaxBytes          int32         // replica.fetch.response.max.bytes
 	Backoff           time.Duration // replica.fetch.backoff.ms
+	// LagMax is replica.lag.time.max.ms: a follower that has not caught up
+	// for longer leaves the ISR of the partitions this broker leads.
+	LagMax time.Duration
 }
 
 // LeaderClient returns a client of broker id at its inter-broker endpoint.
@@ -72,6 +75,20 @@ func (p *Partitions) StartFetchers(dial LeaderClient, opts FetcherOptions) *Fetc
 	f := &Fetchers{p: p, dial: dial, opts: opts, byLeader: map[int32]*fetcher{}}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	f.sync(p.store.Snapshot())
+	if opts.LagMax > 0 {
+		f.wg.Go(func() {
+			tick := time.NewTicker(opts.LagMax / 2)
+			defer tick.Stop()
+			for {
+				select {
+				case <-f.ctx.Done():
+					return
+				case now := <-tick.C:
+					p.shrinkLagging(now, opts.LagMax)
+				}
+			}
+		})
+	}
 	p.store.Reconcile(func(ev meta.Event) {
 		if ev.Full || len(ev.ChangedTopics()) > 0 || len(ev.ChangedPartitions()) > 0 || ev.ChangedBrokers() {
 			f.sync(ev.Cur)

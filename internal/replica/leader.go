@@ -1,11 +1,13 @@
 package replica
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
 
+	"kbroker/internal/meta"
 	"kbroker/internal/storage"
 )
 
@@ -28,12 +30,22 @@ type replicationState struct {
 // leader epoch. A new epoch starts it afresh: what followers fetched from
 // an earlier leader says nothing of what they hold now.
 type leadership struct {
-	log *storage.Log
+	log   *storage.Log
+	key   Key
+	topic string
+	self  int32
+	// epochStart is the log end offset when this epoch began: a follower
+	// joins the ISR only once it has everything up to it.
+	epochStart int64
 
-	mu        sync.Mutex
-	epoch     int32
-	isr       []int32 // from the partition record this epoch was read with
-	followers map[int32]*followerState
+	mu             sync.Mutex
+	epoch          int32
+	partitionEpoch int32   // of the record isr is from
+	replicas, isr  []int32 // from the partition record
+	followers      map[int32]*followerState
+	proposing      bool // an ISR change is being committed
+	store          *meta.Store
+	delayed        *DelayedQueue[Key]
 }
 
 // followerState is what the leader knows of one follower.
@@ -54,15 +66,15 @@ type followerState struct {
 // followers) over l, starting a new one when st is of another leader epoch
 // than the one held: the log's high watermark passes to the leader, and
 // the batches it appends carry the new epoch.
-func (p *Partitions) lead(key Key, st PartitionState, l *storage.Log) *leadership {
+func (p *Partitions) lead(key Key, topic string, st PartitionState, l *storage.Log) *leadership {
 	p.repl.mu.Lock()
 	defer p.repl.mu.Unlock()
 	ld := p.repl.leading[key]
 	if ld != nil && ld.log == l {
 		ld.mu.Lock()
 		same := ld.epoch == st.LeaderEpoch
-		if same {
-			ld.isr = st.ISR
+		if same && st.PartitionEpoch > ld.partitionEpoch {
+			ld.isr, ld.replicas, ld.partitionEpoch = st.ISR, st.Replicas, st.PartitionEpoch
 		}
 		ld.mu.Unlock()
 		if same {
@@ -72,7 +84,8 @@ func (p *Partitions) lead(key Key, st PartitionState, l *storage.Log) *leadershi
 	l.SetReplicated(true)
 	l.SetLeaderEpoch(st.LeaderEpoch)
 	now := time.Now()
-	ld = &leadership{log: l, epoch: st.LeaderEpoch, isr: st.ISR, followers: map[int32]*followerState{}}
+	ld = &leadership{log: l, store: p.store, delayed: p.delayed, key: key, topic: topic, self: p.broker.NodeID, epochStart: l.LogEndOffset(),
+		epoch: st.LeaderEpoch, partitionEpoch: st.PartitionEpoch, replicas: st.Replicas, isr: st.ISR, followers: map[int32]*followerState{}}
 	for _, id := range st.Replicas {
 		if id != p.broker.NodeID {
 			// A follower starts out caught up, as in Kafka, so a new
@@ -109,8 +122,12 @@ func (pt *Partition) FollowerFetch(replicaID, leaderEpoch int32, offset int64, m
 	if ld == nil || !slices.Contains(pt.Replicas, replicaID) || replicaID == pt.Leader {
 		return none, &stateError{ErrNotLeader, fmt.Sprintf("Replica %d is not recognized as a valid replica of %s-%d", replicaID, pt.Topic, pt.Key.Partition)}
 	}
-	if ld.recordFetch(replicaID, offset, time.Now()) {
+	advanced, expand := ld.recordFetch(replicaID, offset, time.Now())
+	if advanced {
 		pt.delayed.Notify(pt.Key) // acks=all produces waiting for the high watermark
+	}
+	if expand != nil {
+		ld.alterISR(expand)
 	}
 	res, err := pt.log.ReadUpTo(offset, maxBytes, minOneBatch, pt.log.LogEndOffset())
 	if err != nil {
@@ -120,14 +137,15 @@ func (pt *Partition) FollowerFetch(replicaID, leaderEpoch int32, offset int64, m
 }
 
 // recordFetch notes that follower id fetched from offset at now, and
-// advances the high watermark if it can; it reports whether it moved.
-func (ld *leadership) recordFetch(id int32, offset int64, now time.Time) bool {
+// advances the high watermark if it can; it reports whether it moved, and
+// the ISR to propose when the follower is out of it and has caught up.
+func (ld *leadership) recordFetch(id int32, offset int64, now time.Time) (advanced bool, expand []int32) {
 	leaderEnd := ld.log.LogEndOffset()
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
 	f := ld.followers[id]
 	if f == nil {
-		return false
+		return false, nil
 	}
 	switch {
 	case offset >= leaderEnd:
@@ -137,8 +155,67 @@ func (ld *leadership) recordFetch(id int32, offset int64, now time.Time) bool {
 	}
 	f.logEnd = min(offset, leaderEnd)
 	f.lastFetch, f.leaderEndAtLastFetch = now, leaderEnd
-	return ld.advanceLocked(leaderEnd)
+	advanced = ld.advanceLocked(leaderEnd)
+	// Kafka's rule for joining the ISR: the follower has everything
+	// committed, and everything of the leader's current epoch before it.
+	if !slices.Contains(ld.isr, id) && !ld.proposing && f.logEnd >= ld.log.HighWatermark() && f.logEnd >= ld.epochStart {
+		expand = append(slices.Clone(ld.isr), id)
+	}
+	return advanced, expand
 }
+
+// laggingLocked is the ISR without the followers that have not caught up
+// within lagMax; nil when none lags.
+func (ld *leadership) laggingLocked(now time.Time, lagMax time.Duration) []int32 {
+	var out []int32
+	lagging := false
+	for _, id := range ld.isr {
+		if f, ok := ld.followers[id]; ok && now.Sub(f.caughtUp) > lagMax {
+			lagging = true
+			continue
+		}
+		out = append(out, id)
+	}
+	if !lagging {
+		return nil
+	}
+	return out
+}
+
+// alterISR commits isr as the partition's in-sync set, on a goroutine of
+// its own (the fetch that asked does not wait for the store), as Kafka's
+// leader sends AlterPartition: a compare-and-swap on the leader epoch and
+// partition epoch it holds. One change at a time; a refused one is
+// proposed again on a later fetch or check.
+func (ld *leadership) alterISR(isr []int32) {
+	ld.mu.Lock()
+	if ld.proposing || ld.store == nil {
+		ld.mu.Unlock()
+		return
+	}
+	ld.proposing = true
+	expected := meta.PartitionRecord{LeaderEpoch: ld.epoch, PartitionEpoch: ld.partitionEpoch}
+	next := meta.PartitionRecord{Replicas: ld.replicas, ISR: isr, Leader: ld.self, LeaderEpoch: ld.epoch}
+	ld.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), alterISRTimeout)
+		defer cancel()
+		written, err := ld.store.AlterPartition(ctx, ld.topic, ld.key.Topic, ld.key.Partition, expected, next)
+		ld.mu.Lock()
+		ld.proposing = false
+		if err == nil && written.PartitionEpoch > ld.partitionEpoch {
+			ld.isr, ld.partitionEpoch = written.ISR, written.PartitionEpoch
+			ld.advanceLocked(ld.log.LogEndOffset())
+		}
+		ld.mu.Unlock()
+		if err == nil {
+			ld.delayed.Notify(ld.key) // acks=all waits see the new ISR and high watermark
+		}
+	}()
+}
+
+// alterISRTimeout bounds one ISR change's store transaction.
+const alterISRTimeout = 10 * time.Second
 
 // advanceLocked moves the high watermark to the smallest log end offset of
 // the in-sync replicas (the leader's own is leaderEnd). A follower in the
@@ -168,4 +245,24 @@ func (ld *leadership) onAppend() {
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
 	ld.advanceLocked(ld.log.LogEndOffset())
+}
+
+// shrinkLagging takes out of the ISR of every partition this broker leads
+// the followers that have not caught up within lagMax
+// (replica.lag.time.max.ms), as Kafka's leader does on its ISR check.
+func (p *Partitions) shrinkLagging(now time.Time, lagMax time.Duration) {
+	p.repl.mu.Lock()
+	leading := make([]*leadership, 0, len(p.repl.leading))
+	for _, ld := range p.repl.leading {
+		leading = append(leading, ld)
+	}
+	p.repl.mu.Unlock()
+	for _, ld := range leading {
+		ld.mu.Lock()
+		isr := ld.laggingLocked(now, lagMax)
+		ld.mu.Unlock()
+		if isr != nil {
+			ld.alterISR(isr)
+		}
+	}
 }

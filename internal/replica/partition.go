@@ -47,7 +47,7 @@ func (p *Partitions) Lead(snap *meta.Snapshot, t *meta.Topic, partition int32) (
 	}
 	pt := Partition{PartitionState: st, Key: Key{t.ID, partition}, Topic: t.Name, log: l, delayed: p.delayed}
 	if len(st.Replicas) > 1 {
-		pt.leader = p.lead(pt.Key, st, l)
+		pt.leader = p.lead(pt.Key, t.Name, st, l)
 	}
 	return pt, nil
 }
