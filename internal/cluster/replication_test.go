@@ -38,7 +38,7 @@ func partitionsOf(t *testing.T, addr, topic string) []kmsg.MetadataResponseTopic
 // assignments of another factor are kept; inconsistent ones, and more
 // replicas than brokers, are refused with Kafka's errors; new partitions
 // get the topic's factor. A stopped broker shows as an offline replica,
-// out of the reported ISR, and its led partitions leaderless.
+// leaves the ISR, and its partitions get new leaders at a new epoch.
 func TestReplicatedTopicPlacementAndMetadata(t *testing.T) {
 	tc := startCluster(t, 3, nil, nil)
 	if r := tryCreateTopic(t, tc.addr(1), "rf3", 6, 3); r.Topics[0].ErrorCode != 0 {
@@ -114,13 +114,21 @@ func TestReplicatedTopicPlacementAndMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "broker 3 out of broker 1's metadata", func() bool { return len(metadata(t, tc.addr(1)).Brokers) == 2 })
-	for _, p := range partitionsOf(t, tc.addr(1), "rf3") {
-		wantLeader := p.Replicas[0]
-		if wantLeader == 3 {
-			wantLeader = -1 // until the controller elects another (not yet)
+	eventually(t, "broker 3's partitions led by others", func() bool {
+		for _, p := range partitionsOf(t, tc.addr(1), "rf3") {
+			if p.Leader == 3 || p.Leader < 0 || len(p.ISR) != 2 {
+				return false
+			}
 		}
-		if !slices.Equal(p.OfflineReplicas, []int32{3}) || slices.Contains(p.ISR, 3) || len(p.ISR) != 2 || p.Leader != wantLeader {
-			t.Errorf("partition %d with broker 3 stopped: leader %d isr %v offline %v", p.Partition, p.Leader, p.ISR, p.OfflineReplicas)
+		return true
+	})
+	for _, p := range partitionsOf(t, tc.addr(1), "rf3") {
+		wantEpoch := int32(0)
+		if p.Replicas[0] == 3 {
+			wantEpoch = 1 // a new leader was elected
+		}
+		if !slices.Equal(p.OfflineReplicas, []int32{3}) || slices.Contains(p.ISR, 3) || p.LeaderEpoch != wantEpoch || !slices.Contains(p.ISR, p.Leader) {
+			t.Errorf("partition %d with broker 3 stopped: leader %d epoch %d isr %v offline %v", p.Partition, p.Leader, p.LeaderEpoch, p.ISR, p.OfflineReplicas)
 		}
 	}
 }
