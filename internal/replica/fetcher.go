@@ -253,6 +253,14 @@ func (f *Fetchers) fetchOnce(ft *fetcher, parts map[Key]*followed) bool {
 			if fp == nil {
 				continue
 			}
+			if rp.ErrorCode == kerr.OffsetOutOfRange.Code {
+				// This replica's log runs past the leader's: it diverged under
+				// an earlier leader, and truncation through
+				// OffsetForLeaderEpoch is not implemented yet.
+				f.p.log.Warn("replica fetcher: this replica's log runs past the leader's; it stays out of sync", "topic", fp.topic, "partition", fp.partition, "leader", ft.leader, "log_end", fp.log.LogEndOffset())
+				ok = false
+				continue
+			}
 			if rp.ErrorCode != 0 {
 				// NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH and the like:
 				// the metadata will move the partition; until then, back off.

@@ -144,7 +144,9 @@ func (ld *leadership) recordFetch(id int32, offset int64, now time.Time) (advanc
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
 	f := ld.followers[id]
-	if f == nil {
+	if f == nil || offset > leaderEnd {
+		// Past the leader's end the follower's log has diverged: it is
+		// refused (OFFSET_OUT_OF_RANGE) and counts for nothing here.
 		return false, nil
 	}
 	switch {

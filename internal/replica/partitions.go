@@ -139,6 +139,7 @@ func (p *Partitions) apply(ev meta.Event) {
 			}
 			p.mu.Unlock()
 			for i := range t.Partitions { // waiting fetches answer at once: the partition is gone
+				p.forget(Key{t.ID, i})
 				p.delayed.Notify(Key{t.ID, i})
 			}
 			for _, fn := range p.onDeleted {
