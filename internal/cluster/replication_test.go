@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/broker/brokertest"
+	"kbroker/internal/config"
 )
 
 // partitionsOf is a topic's partitions from one broker's metadata.
@@ -310,4 +311,46 @@ func TestLeaderLossElectsFromISRAndTheOldLeaderRejoins(t *testing.T) {
 		b := batchSums(t, restarted.Config().LogDirs[0], "failover", 0)
 		return len(a) == 100 && slices.Equal(a, b)
 	})
+}
+
+// A follower that is live but cannot fetch (broker 3 names an inter-broker
+// listener no broker has) holds the high watermark, and with it acks=all,
+// only until replica.lag.time.max.ms passes: the leader then takes it out
+// of the ISR, the waiting produce is acknowledged by the two replicas
+// left, and the follower stays a replica, out of sync.
+func TestLaggingFollowerLeavesTheISR(t *testing.T) {
+	tc := startCluster(t, 3, config.Properties{"replica.lag.time.max.ms": "1000"}, map[int32]config.Properties{3: {"inter.broker.listener.name": "NOWHERE"}})
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "laggy", -1, -1
+	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	a.Partition, a.Replicas = 0, []int32{1, 2, 3}
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+	req.Topics = append(req.Topics, rt)
+	if got := send[*kmsg.CreateTopicsResponse](t, tc.addr(1), req).Topics[0]; got.ErrorCode != 0 {
+		t.Fatalf("creating: %v", kerr.ErrorForCode(got.ErrorCode))
+	}
+	tc.waitTopic(t, "laggy")
+	cl := newProducer(t, tc)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "laggy", Value: []byte("first")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited < 500*time.Millisecond {
+		t.Errorf("acks=all answered after %v, before the silent follower could have left the ISR", waited)
+	}
+	p := partitionsOf(t, tc.addr(1), "laggy")[0] // the leader, whose ISR change has been applied
+	if !slices.Equal(p.ISR, []int32{1, 2}) || !slices.Equal(p.Replicas, []int32{1, 2, 3}) || p.Leader != 1 || p.LeaderEpoch != 0 {
+		t.Errorf("after the shrink: leader %d epoch %d replicas %v isr %v", p.Leader, p.LeaderEpoch, p.Replicas, p.ISR)
+	}
+	start = time.Now()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "laggy", Value: []byte("second")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited > 2*time.Second {
+		t.Errorf("acks=all with the follower out of the ISR took %v", waited)
+	}
 }
