@@ -122,6 +122,17 @@ func (s *Snapshot) Partition(t *Topic, p int32) PartitionRecord {
 	return InitialPartition(t, p)
 }
 
+// Leader is the leader of partition p of t as its record says (-1: none);
+// self for a partition placed before placement was recorded. Unlike
+// Topic.Leader it follows elections.
+func (s *Snapshot) Leader(t *Topic, p, self int32) int32 {
+	r := s.Partition(t, p)
+	if len(r.Replicas) == 0 {
+		return self
+	}
+	return r.Leader
+}
+
 // ChangedPartitions lists the partitions whose records changed.
 func (e Event) ChangedPartitions() []PartitionKey { return keysOf(e.delta().Partitions) }
 
