@@ -67,6 +67,10 @@ var errorTable = []struct {
 	{txn.ErrPartitionGone, kerr.UnknownTopicOrPartition},
 	{meta.ErrTopicExists, kerr.TopicAlreadyExists},
 	{meta.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
+	// AlterPartition's refusals (partition state compare-and-swap).
+	{meta.ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch},
+	{meta.ErrPartitionChanged, kerr.InvalidUpdateVersion},
+	{meta.ErrUnknownPartition, kerr.UnknownTopicOrPartition},
 	{meta.ErrInvalidPartitions, kerr.InvalidPartitions},
 	{meta.ErrNoCredential, kerr.ResourceNotFound},
 	{controller.ErrInvalidTopic, kerr.InvalidTopicException},
