@@ -66,6 +66,9 @@ type followed struct {
 	partition   int32
 	leaderEpoch int32
 	log         *storage.Log
+	// checked is set once the log has been cut back to where it agrees
+	// with this leader's (truncate); until then nothing is fetched.
+	checked bool
 }
 
 // StartFetchers starts following: now, and again whenever the metadata
@@ -160,9 +163,15 @@ func containsID(ids []int32, id int32) bool {
 	return false
 }
 
-// set replaces the fetcher's partitions and wakes it.
+// set replaces the fetcher's partitions and wakes it. A partition it
+// already follows in the same leader epoch keeps its truncation check.
 func (ft *fetcher) set(parts map[Key]*followed) {
 	ft.mu.Lock()
+	for k, fp := range parts {
+		if old := ft.parts[k]; old != nil && old.leaderEpoch == fp.leaderEpoch && old.log == fp.log {
+			parts[k] = old
+		}
+	}
 	ft.parts = parts
 	ft.mu.Unlock()
 	select {
@@ -189,7 +198,7 @@ func (f *Fetchers) run(ft *fetcher) {
 			}
 			continue
 		}
-		if !f.fetchOnce(ft, parts) {
+		if !f.truncate(ft, parts) || !f.fetchOnce(ft, parts) {
 			select {
 			case <-f.ctx.Done():
 			case <-ft.wake:
@@ -220,6 +229,9 @@ func (f *Fetchers) fetchOnce(ft *fetcher, parts map[Key]*followed) bool {
 	req.SessionID, req.SessionEpoch = 0, -1 // a full fetch every time: no fetch session
 	byTopic := map[meta.TopicID]int{}
 	for _, fp := range parts {
+		if !fp.checked {
+			continue
+		}
 		i, ok := byTopic[fp.id]
 		if !ok {
 			i = len(req.Topics)
@@ -233,6 +245,9 @@ func (f *Fetchers) fetchOnce(ft *fetcher, parts map[Key]*followed) bool {
 		rp.FetchOffset, rp.LogStartOffset, rp.LastFetchedEpoch = fp.log.LogEndOffset(), -1, -1
 		rp.PartitionMaxBytes = f.opts.PartitionMaxBytes
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+	}
+	if len(req.Topics) == 0 {
+		return false
 	}
 	resp, err := req.RequestWith(f.ctx, seeds[0])
 	if err != nil {
@@ -254,10 +269,10 @@ func (f *Fetchers) fetchOnce(ft *fetcher, parts map[Key]*followed) bool {
 				continue
 			}
 			if rp.ErrorCode == kerr.OffsetOutOfRange.Code {
-				// This replica's log runs past the leader's: it diverged under
-				// an earlier leader, and truncation through
-				// OffsetForLeaderEpoch is not implemented yet.
-				f.p.log.Warn("replica fetcher: this replica's log runs past the leader's; it stays out of sync", "topic", fp.topic, "partition", fp.partition, "leader", ft.leader, "log_end", fp.log.LogEndOffset())
+				// This replica's log runs past the leader's: check again
+				// where they agree, and cut the rest.
+				f.p.log.Warn("replica fetcher: this replica's log runs past the leader's", "topic", fp.topic, "partition", fp.partition, "leader", ft.leader, "log_end", fp.log.LogEndOffset())
+				fp.checked = false
 				ok = false
 				continue
 			}
@@ -295,4 +310,91 @@ func findFollowed(parts map[Key]*followed, rt kmsg.FetchResponseTopic, partition
 		}
 	}
 	return nil
+}
+
+// truncate cuts the logs of the partitions not yet checked against this
+// leader back to where they agree with its log, as Kafka's follower does
+// after a leader change (KIP-101, KIP-279): it asks the leader, with
+// OffsetForLeaderEpoch, where the latest epoch of its own log ends there;
+// the leader answers with that epoch (or the largest it has below it) and
+// its end, and the follower keeps its records up to the smaller of that
+// end and the end of the same epoch in its own log. It reports false when
+// the leader could not be asked; a partition refused stays unchecked.
+func (f *Fetchers) truncate(ft *fetcher, parts map[Key]*followed) bool {
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.ReplicaID = f.p.broker.NodeID
+	byTopic := map[string]int{}
+	asked := map[Key]*followed{}
+	for k, fp := range parts {
+		if fp.checked {
+			continue
+		}
+		latest := fp.log.LatestEpoch()
+		if latest < 0 {
+			fp.checked = true // nothing written: nothing to cut
+			continue
+		}
+		i, ok := byTopic[fp.topic]
+		if !ok {
+			i = len(req.Topics)
+			byTopic[fp.topic] = i
+			rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+			rt.Topic = fp.topic
+			req.Topics = append(req.Topics, rt)
+		}
+		rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+		rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = fp.partition, fp.leaderEpoch, latest
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+		asked[k] = fp
+	}
+	if len(asked) == 0 {
+		return true
+	}
+	cl, err := f.dial(f.p.store.Snapshot(), ft.leader)
+	if err != nil {
+		return false
+	}
+	seeds := cl.SeedBrokers()
+	if len(seeds) == 0 {
+		return false
+	}
+	resp, err := req.RequestWith(f.ctx, seeds[0])
+	if err != nil {
+		return false
+	}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			var fp *followed
+			for _, c := range asked {
+				if c.topic == rt.Topic && c.partition == rp.Partition {
+					fp = c
+				}
+			}
+			if fp == nil {
+				continue
+			}
+			if rp.ErrorCode != 0 {
+				f.p.log.Debug("replica fetcher: epoch check refused", "topic", fp.topic, "partition", fp.partition, "leader", ft.leader, "err", kerr.ErrorForCode(rp.ErrorCode))
+				continue
+			}
+			end := fp.log.LogEndOffset()
+			if rp.LeaderEpoch >= 0 && rp.EndOffset >= 0 {
+				_, ownEnd := fp.log.EndOffsetForEpoch(rp.LeaderEpoch)
+				if ownEnd < 0 {
+					ownEnd = end
+				}
+				end = min(end, rp.EndOffset, ownEnd)
+			}
+			if end < fp.log.LogEndOffset() {
+				f.p.log.Info("truncating a follower's log to agree with its leader", "topic", fp.topic, "partition", fp.partition, "leader", ft.leader,
+					"from", fp.log.LogEndOffset(), "to", end, "leader_epoch", rp.LeaderEpoch)
+				if err := fp.log.TruncateTo(end); err != nil {
+					f.p.log.Error("truncating a follower's log", "topic", fp.topic, "partition", fp.partition, "err", err)
+					continue
+				}
+			}
+			fp.checked = true
+		}
+	}
+	return true
 }

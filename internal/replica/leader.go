@@ -82,7 +82,9 @@ func (p *Partitions) lead(key Key, topic string, st PartitionState, l *storage.L
 		}
 	}
 	l.SetReplicated(true)
-	l.SetLeaderEpoch(st.LeaderEpoch)
+	if err := l.StartLeaderEpoch(st.LeaderEpoch); err != nil {
+		p.log.Warn("recording a leader epoch", "topic", topic, "partition", key.Partition, "epoch", st.LeaderEpoch, "err", err)
+	}
 	now := time.Now()
 	ld = &leadership{log: l, store: p.store, delayed: p.delayed, key: key, topic: topic, self: p.broker.NodeID, epochStart: l.LogEndOffset(),
 		epoch: st.LeaderEpoch, partitionEpoch: st.PartitionEpoch, replicas: st.Replicas, isr: st.ISR, followers: map[int32]*followerState{}}
@@ -267,4 +269,16 @@ func (p *Partitions) shrinkLagging(now time.Time, lagMax time.Duration) {
 			ld.alterISR(isr)
 		}
 	}
+}
+
+// EndOffsetForEpoch answers OffsetForLeaderEpoch for pt: after checking
+// the asker's view of the current leader epoch (KIP-320), the largest
+// epoch at most epoch in the leader's log and where it ends
+// (storage.Log.EndOffsetForEpoch).
+func (pt *Partition) EndOffsetForEpoch(currentLeaderEpoch, epoch int32) (int32, int64, error) {
+	if err := pt.CheckLeaderEpoch(currentLeaderEpoch); err != nil {
+		return -1, -1, err
+	}
+	e, end := pt.log.EndOffsetForEpoch(epoch)
+	return e, end, nil
 }
