@@ -354,3 +354,64 @@ func TestLaggingFollowerLeavesTheISR(t *testing.T) {
 		t.Errorf("acks=all with the follower out of the ISR took %v", waited)
 	}
 }
+
+// A replica whose log has records no other replica has (it led alone, its
+// follower unable to fetch) loses leadership to an unclean election; the
+// new leader writes other records at the same offsets. When the old leader
+// comes back it asks the new one where its epoch ends
+// (OffsetForLeaderEpoch), truncates its own records and copies the new
+// leader's: both logs end identical.
+func TestReturningLeaderTruncatesWhatTheNewLeaderNeverHad(t *testing.T) {
+	tc := startCluster(t, 2, config.Properties{"replica.lag.time.max.ms": "1000"}, map[int32]config.Properties{2: {"inter.broker.listener.name": "NOWHERE"}})
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "diverge", -1, -1
+	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	a.Partition, a.Replicas = 0, []int32{1, 2}
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+	c := kmsg.NewCreateTopicsRequestTopicConfig()
+	c.Name, c.Value = "unclean.leader.election.enable", kmsg.StringPtr("true")
+	rt.Configs = append(rt.Configs, c)
+	req.Topics = append(req.Topics, rt)
+	if got := send[*kmsg.CreateTopicsResponse](t, tc.addr(1), req).Topics[0]; got.ErrorCode != 0 {
+		t.Fatalf("creating: %v", kerr.ErrorForCode(got.ErrorCode))
+	}
+	tc.waitTopic(t, "diverge")
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	cl := newProducer(t, tc)
+	for i := range 10 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "diverge", Value: []byte(fmt.Sprint("old", i))}).FirstErr(); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+	}
+	if isr := partitionsOf(t, tc.addr(1), "diverge")[0].ISR; !slices.Equal(isr, []int32{1}) {
+		t.Fatalf("ISR %v, want the leader alone", isr)
+	}
+	props := tc.brokers[0].Config().Props
+	if err := tc.brokers[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "broker 2 elected uncleanly", func() bool {
+		p := partitionsOf(t, tc.addr(2), "diverge")[0]
+		return p.Leader == 2 && p.LeaderEpoch == 1
+	})
+	cl2 := newProducer(t, &testCluster{brokers: tc.brokers[1:]})
+	for i := range 5 {
+		if err := cl2.ProduceSync(ctx, &kgo.Record{Topic: "diverge", Value: []byte(fmt.Sprint("new", i))}).FirstErr(); err != nil {
+			t.Fatalf("record %d on the new leader: %v", i, err)
+		}
+	}
+	restarted := brokertest.StartWith(t, props)
+	tc.brokers[0] = restarted
+	var a1, a2 [][2]int64
+	eventually(t, "the returning leader's log identical to the new leader's", func() bool {
+		a1 = batchSums(t, restarted.Config().LogDirs[0], "diverge", 0)
+		a2 = batchSums(t, tc.brokers[1].Config().LogDirs[0], "diverge", 0)
+		return len(a2) == 5 && slices.Equal(a1, a2)
+	})
+	eventually(t, "the returning leader back in the ISR", func() bool {
+		return len(partitionsOf(t, tc.addr(2), "diverge")[0].ISR) == 2
+	})
+}
