@@ -173,7 +173,7 @@ func newProducer(t *testing.T, tc *testCluster, opts ...kgo.Opt) *kgo.Client {
 // Records produced with acks=all to a topic of three replicas are copied
 // by both followers: every replica's log holds the same batches, checksum
 // for checksum, and every acknowledged record is below each leader's high
-// watermark and consumed back.
+// watermark and consumed back; the leader answers OffsetForLeaderEpoch.
 func TestAcksAllRecordsReachEveryReplicaIdentically(t *testing.T) {
 	tc := startCluster(t, 3, nil, nil)
 	if r := tryCreateTopic(t, tc.addr(1), "copies", 3, 3); r.Topics[0].ErrorCode != 0 {
@@ -198,6 +198,31 @@ func TestAcksAllRecordsReachEveryReplicaIdentically(t *testing.T) {
 			}
 			return len(sums[0]) == n/3 && slices.Equal(sums[0], sums[1]) && slices.Equal(sums[0], sums[2])
 		})
+	}
+	// OffsetForLeaderEpoch from a client (KIP-320): the leader says where
+	// epoch 0 ends (its log end, epoch 0 being the latest); a newer
+	// current epoch than the leader's is UNKNOWN_LEADER_EPOCH; a broker
+	// that does not lead the partition refuses.
+	p0 := partitionsOf(t, tc.addr(1), "copies")[0]
+	epochReq := func(addr string, current int32) kmsg.OffsetForLeaderEpochResponseTopicPartition {
+		req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+		req.ReplicaID = -1
+		rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+		rt.Topic = "copies"
+		rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+		rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = 0, current, 0
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return send[*kmsg.OffsetForLeaderEpochResponse](t, addr, req).Topics[0].Partitions[0]
+	}
+	if got := epochReq(tc.addr(p0.Leader), 0); got.ErrorCode != 0 || got.LeaderEpoch != 0 || got.EndOffset != n/3 {
+		t.Errorf("OffsetForLeaderEpoch on the leader: %v epoch %d end %d, want epoch 0 end %d", kerr.ErrorForCode(got.ErrorCode), got.LeaderEpoch, got.EndOffset, n/3)
+	}
+	if got := epochReq(tc.addr(p0.Leader), 5); got.ErrorCode != kerr.UnknownLeaderEpoch.Code {
+		t.Errorf("OffsetForLeaderEpoch with a newer current epoch: %v", kerr.ErrorForCode(got.ErrorCode))
+	}
+	if got := epochReq(tc.addr(p0.Leader%3+1), 0); got.ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Errorf("OffsetForLeaderEpoch on a follower: %v", kerr.ErrorForCode(got.ErrorCode))
 	}
 	consumer, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.ConsumeTopics("copies"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
