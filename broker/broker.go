@@ -18,6 +18,7 @@ import (
 	"kbroker/internal/buildinfo"
 	"kbroker/internal/cluster"
 	"kbroker/internal/config"
+	"kbroker/internal/controller"
 	"kbroker/internal/dynconfig"
 	"kbroker/internal/group"
 	"kbroker/internal/logging"
@@ -86,10 +87,13 @@ type Broker struct {
 	// markerSender carries transaction markers to partitions led by other
 	// brokers.
 	markerSender *markerSender
-	logs         *storage.Manager
-	server       *wire.Server
-	addrs        []net.Addr
-	mAddr        net.Addr
+	// fetchers copy the partitions this broker follows (replication.go).
+	fetchers  *replica.Fetchers
+	elections *controller.Elections
+	logs      *storage.Manager
+	server    *wire.Server
+	addrs     []net.Addr
+	mAddr     net.Addr
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -169,6 +173,7 @@ func (b *Broker) Start() (err error) {
 	b.markerSender = &markerSender{listener: strings.ToUpper(strings.TrimSpace(b.cfg.Props["inter.broker.listener.name"]))}
 	b.txns = b.startTransactions(parts, b.groups)
 	b.watchTransactions(b.txns)
+	b.startReplication(parts)
 	sec, err := b.startSecurity(ctx)
 	if err != nil {
 		return err
@@ -356,6 +361,7 @@ func (b *Broker) Close() error {
 		b.txns.Close()
 		b.txns = nil
 	}
+	b.stopReplication()
 	if b.markerSender != nil {
 		b.markerSender.close()
 	}

@@ -52,6 +52,8 @@ var errorTable = []struct {
 	{replica.ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch},
 	{replica.ErrUnknownLeaderEpoch, kerr.UnknownLeaderEpoch},
 	{replica.ErrNotEnoughReplicas, kerr.NotEnoughReplicas},
+	{replica.ErrNotEnoughReplicasAfterAppend, kerr.NotEnoughReplicasAfterAppend},
+	{replica.ErrReplicationTimeout, kerr.RequestTimedOut},
 	{replica.ErrUnknownSpecialTimestamp, kerr.InvalidRequest},
 	{replica.ErrInvalidRequiredAcks, kerr.InvalidRequiredAcks},
 	// Closes the connection: no client reads the code.
@@ -65,6 +67,10 @@ var errorTable = []struct {
 	{txn.ErrPartitionGone, kerr.UnknownTopicOrPartition},
 	{meta.ErrTopicExists, kerr.TopicAlreadyExists},
 	{meta.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
+	// AlterPartition's refusals (partition state compare-and-swap).
+	{meta.ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch},
+	{meta.ErrPartitionChanged, kerr.InvalidUpdateVersion},
+	{meta.ErrUnknownPartition, kerr.UnknownTopicOrPartition},
 	{meta.ErrInvalidPartitions, kerr.InvalidPartitions},
 	{meta.ErrNoCredential, kerr.ResourceNotFound},
 	{controller.ErrInvalidTopic, kerr.InvalidTopicException},

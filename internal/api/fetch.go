@@ -66,6 +66,15 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 	return s.finishFetch(c, r, resp), nil
 }
 
+// fetchReplicaID is the broker a follower's fetch comes from: replica_id
+// before v15, replica_state's id since.
+func fetchReplicaID(req *kmsg.FetchRequest) int32 {
+	if req.Version >= 15 {
+		return req.ReplicaState.ID
+	}
+	return req.ReplicaID
+}
+
 // fetchMaxBytes is the request's response limit (max_bytes, v3+).
 func fetchMaxBytes(req *kmsg.FetchRequest) int32 {
 	if req.Version < 3 || req.MaxBytes <= 0 {
@@ -136,7 +145,13 @@ func (s *Server) readFetch(c *wire.Conn, r *wire.Request, req *kmsg.FetchRequest
 			var err error
 			if fromReplica {
 				if err = s.followerFetchAllowed(c); err == nil {
-					err = s.Logs.FollowerFetch()
+					var pt replica.Partition
+					if pt, err = s.resolve(snap, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}); err == nil {
+						var f replica.Fetched
+						f, err = budget.Follower(&pt, fetchReplicaID(req), rp.CurrentLeaderEpoch, rp.FetchOffset, rp.PartitionMaxBytes)
+						sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = f.HighWatermark, f.LastStableOffset, f.LogStartOffset
+						sp.RecordBatches = f.Records
+					}
 				}
 			} else if err = s.topicRefAllowed(c, snap, auth.OpRead, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13}); err == nil {
 				var pt replica.Partition

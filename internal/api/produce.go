@@ -46,7 +46,9 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 	// Kafka refuses transactional records without a transactional id as it
 	// refuses an unauthorized one, authorizer or not.
 	transactionalOK := s.produceTransactionalAllowed(c, req) && (req.TransactionID != nil || !hasTransactionalBatch(req))
-	for _, rt := range req.Topics {
+	var waits []replica.CommitWait // acks=all on partitions with followers
+	var waitAt [][2]int            // each wait's topic and partition index in resp
+	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		for _, rp := range rt.Partitions {
@@ -58,7 +60,10 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 				err = acksErr
 			} else if err = s.produceAllowed(c, snap, ref, transactionalOK); err == nil {
 				if err = s.verifyTxnPartition(ctx, req, ref, rp.Records); err == nil {
-					err = s.produceOne(snap, ref, req.Acks, rp.Records, now, &sp)
+					var w *replica.CommitWait
+					if w, err = s.produceOne(snap, ref, req.Acks, rp.Records, now, &sp); w != nil {
+						waits, waitAt = append(waits, *w), append(waitAt, [2]int{ti, len(st.Partitions)})
+					}
 				}
 			}
 			if err != nil {
@@ -69,6 +74,16 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
+	}
+	if len(waits) > 0 {
+		r.Parked += s.Logs.AwaitCommitted(ctx, waits, time.Duration(req.TimeoutMillis)*time.Millisecond)
+		for i, w := range waits {
+			if w.Err != nil {
+				sp := &resp.Topics[waitAt[i][0]].Partitions[waitAt[i][1]]
+				sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+				sp.ErrorCode, sp.ErrorMessage = errorCode(w.Err)
+			}
+		}
 	}
 	// The request's bytes count against the producer's byte-rate quota.
 	throttle := s.Quotas.RecordProduce(quotaUser(c), r.ClientID, r.Size)
@@ -89,20 +104,26 @@ func internalTopicProduce(topic string) error {
 	return newError(kerr.InvalidTopicException, "Cannot append to internal topic "+topic)
 }
 
-func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, acks int16, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition) error {
+// produceOne appends one partition's records. With acks=all on a
+// partition with followers it returns the wait for the in-sync replicas,
+// which the handler runs once every partition is appended.
+func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, acks int16, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition) (*replica.CommitWait, error) {
 	pt, err := s.resolve(snap, ref)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if internalTopic(pt.Topic) {
-		return internalTopicProduce(pt.Topic)
+		return nil, internalTopicProduce(pt.Topic)
 	}
 	res, err := s.producer.Append(snap, pt, acks, records, now)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = res.BaseOffset, res.LogAppendTime, res.LogStartOffset
-	return nil
+	if acks == -1 && pt.Replicated() {
+		return &replica.CommitWait{Partition: pt, LastOffset: res.LastOffset, MinInsync: s.Logs.MinInsyncReplicas(snap, pt.Topic)}, nil
+	}
+	return nil, nil
 }
 
 // verifyTxnPartition asks the transaction coordinator, through the KIP-890

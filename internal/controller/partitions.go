@@ -54,11 +54,14 @@ func (c *Controller) checkPartitions(snap *meta.Snapshot, inc PartitionIncrease)
 		if err := c.checkAssignment(assignment, t.Partitions); err != nil {
 			return 0, err
 		}
+		rf := topicReplicationFactor(snap, t)
 		for _, replicas := range inc.Assignment {
-			if err := c.checkReplicationFactor(int16(len(replicas))); err != nil {
-				return 0, err
+			if len(replicas) != rf {
+				return 0, refusal.New(ErrInvalidReplicaAssignment, fmt.Sprintf("The manual partition assignment includes a partition with %d replica(s), but this is not consistent with previous partitions, which have %d replica(s).", len(replicas), rf))
 			}
 		}
+	} else if err := c.checkReplicationFactor(int16(topicReplicationFactor(snap, t))); err != nil {
+		return 0, err
 	}
 	if err := checkRecordCount(int64(added)); err != nil {
 		return 0, err
@@ -71,7 +74,23 @@ func (c *Controller) checkPartitions(snap *meta.Snapshot, inc PartitionIncrease)
 func (c *Controller) CreatePartitions(ctx context.Context, checked CheckedIncrease) error {
 	replicas := checked.inc.Assignment
 	if replicas == nil {
-		replicas = c.place(c.store.Snapshot(), checked.Added)
+		snap := c.store.Snapshot()
+		rf := 1
+		if t := snap.Topic(checked.inc.Topic); t != nil {
+			rf = topicReplicationFactor(snap, t)
+		}
+		replicas = c.place(snap, checked.Added, rf, checked.inc.Count-checked.Added)
 	}
 	return c.store.AddPartitions(ctx, checked.inc.Topic, checked.inc.Count, replicas)
+}
+
+// topicReplicationFactor is how many replicas t's partitions have: those
+// of partition 0, as Kafka takes it for new partitions.
+func topicReplicationFactor(snap *meta.Snapshot, t *meta.Topic) int {
+	if t.Partitions > 0 {
+		if n := len(snap.Partition(t, 0).Replicas); n > 0 {
+			return n
+		}
+	}
+	return max(1, int(t.ReplicationFactor))
 }

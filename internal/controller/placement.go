@@ -9,22 +9,70 @@ import (
 
 	"kbroker/internal/meta"
 	"kbroker/internal/refusal"
-	"kbroker/internal/replica"
 )
 
-// Place gives each of count partitions one replica (its leader), going
-// round-robin from index start over the live brokers ordered by
-// RackAlternated, as Kafka's assignReplicasToBrokers places first replicas.
-func Place(brokers map[int32]*meta.Broker, count int32, start int) [][]int32 {
+// Place gives each of count partitions, numbered from first, rf replicas
+// (leader first) on the live brokers, as Kafka's AdminUtils assigns them:
+// leaders go round-robin from index start over the brokers ordered by
+// RackAlternated, and each further replica at a shift from its leader that
+// grows by one every time the leaders have gone round all the brokers, so
+// that followers spread too. When every broker has a rack, a follower is
+// not put on a rack (or broker) that already holds a replica of the
+// partition while another has none. rf must not exceed len(brokers).
+func Place(brokers map[int32]*meta.Broker, count int32, rf int, first int32, start, shift int) [][]int32 {
 	order := RackAlternated(brokers)
-	if len(order) == 0 {
+	n := len(order)
+	if n == 0 || rf <= 0 || rf > n {
 		return nil
 	}
+	rackOf := func(id int32) string {
+		if r := brokers[id].Rack; r != nil {
+			return *r
+		}
+		return ""
+	}
+	racks := map[string]bool{}
+	racked := true
+	for _, id := range order {
+		racks[rackOf(id)] = true
+		racked = racked && rackOf(id) != ""
+	}
 	out := make([][]int32, count)
-	for p := range out {
-		out[p] = []int32{order[(start+p)%len(order)]}
+	for i := range out {
+		p := int(first) + i
+		if p > 0 && p%n == 0 {
+			shift++
+		}
+		lead := (p + start) % n
+		replicas := []int32{order[lead]}
+		if !racked {
+			for j := range rf - 1 {
+				replicas = append(replicas, order[followerIndex(lead, shift, j, n)])
+			}
+			out[i] = replicas
+			continue
+		}
+		onRack := map[string]bool{rackOf(order[lead]): true}
+		for k := 0; len(replicas) < rf; k++ {
+			id := order[followerIndex(lead, shift*len(racks), k, n)]
+			if (onRack[rackOf(id)] && len(onRack) < len(racks)) || slices.Contains(replicas, id) {
+				continue
+			}
+			onRack[rackOf(id)] = true
+			replicas = append(replicas, id)
+		}
+		out[i] = replicas
 	}
 	return out
+}
+
+// followerIndex is the index of the j-th follower of the partition led by
+// index lead: never the leader's own, since the step is 1..n-1.
+func followerIndex(lead, shift, j, n int) int {
+	if n == 1 {
+		return lead
+	}
+	return (lead + 1 + (shift+j)%(n-1)) % n
 }
 
 // RackAlternated orders broker ids so that consecutive ids sit on different
@@ -63,23 +111,23 @@ func RackAlternated(brokers map[int32]*meta.Broker) []int32 {
 	return out
 }
 
-// place picks a leader for each of count new partitions across the live
-// brokers, rack-aware round-robin from a random start (as Kafka does, so
-// that topics do not all begin on the same broker).
-func (c *Controller) place(snap *meta.Snapshot, count int32) [][]int32 {
+// place puts rf replicas of each of count new partitions (numbered from
+// first) on the live brokers, from a random start and shift (as Kafka
+// does, so that topics do not all begin on the same broker).
+func (c *Controller) place(snap *meta.Snapshot, count int32, rf int, first int32) [][]int32 {
 	live := c.liveBrokers(snap)
-	return Place(live, count, rand.IntN(len(live)))
+	if len(live) == 0 {
+		return nil
+	}
+	return Place(live, count, rf, first, rand.IntN(len(live)), rand.IntN(len(live)))
 }
 
-// checkReplicationFactor applies Kafka's rule (no more replicas than live
-// brokers), then kbroker's own: one replica per partition.
+// checkReplicationFactor applies Kafka's rule: no more replicas than live
+// brokers.
 func (c *Controller) checkReplicationFactor(rf int16) error {
 	if live := len(c.liveBrokers(c.store.Snapshot())); int(rf) > live {
 		return refusal.New(ErrInvalidReplicationFactor, fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.",
 			rf, rf, live))
-	}
-	if rf > replica.MaxReplicationFactor {
-		return refusal.New(ErrInvalidReplicationFactor, fmt.Sprintf("Replication factor %d is not supported: kbroker keeps one replica of each partition (its leader); use a replication factor of 1 or -1.", rf))
 	}
 	return nil
 }

@@ -31,13 +31,40 @@ func TestRackAlternatedInterleavesRacksAndIgnoresPartialRacks(t *testing.T) {
 	}
 }
 
-func TestPlaceRoundRobinsFromStart(t *testing.T) {
-	got := Place(brokersOn(map[int32]string{1: "", 2: "", 3: ""}), 5, 1)
+func TestPlaceRoundRobinsLeadersAndSpreadsFollowers(t *testing.T) {
+	three := brokersOn(map[int32]string{1: "", 2: "", 3: ""})
+	got := Place(three, 5, 1, 0, 1, 0)
 	want := [][]int32{{2}, {3}, {1}, {2}, {3}}
 	if !slices.EqualFunc(got, want, slices.Equal) {
-		t.Errorf("Place = %v, want %v", got, want)
+		t.Errorf("Place rf 1 = %v, want %v", got, want)
 	}
-	if Place(nil, 3, 0) != nil {
-		t.Error("placing on no brokers should give nothing")
+	// Kafka's assignment of 6 partitions, rf 3, start 0, shift 0: the
+	// follower shift grows after each round of leaders.
+	got = Place(three, 6, 3, 0, 0, 0)
+	want = [][]int32{{1, 2, 3}, {2, 3, 1}, {3, 1, 2}, {1, 3, 2}, {2, 1, 3}, {3, 2, 1}}
+	if !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("Place rf 3 = %v, want %v", got, want)
+	}
+	if Place(nil, 3, 1, 0, 0, 0) != nil || Place(three, 1, 4, 0, 0, 0) != nil {
+		t.Error("placing on no brokers, or more replicas than brokers, should give nothing")
+	}
+}
+
+// With racks on every broker, no partition has two replicas on one rack
+// while a rack holds none of it, whatever the start and shift.
+func TestPlaceRackAwareNeverDoublesARackBeforeFillingAll(t *testing.T) {
+	brokers := brokersOn(map[int32]string{1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "c"})
+	for start := range 6 {
+		for shift := range 6 {
+			for p, replicas := range Place(brokers, 12, 3, 0, start, shift) {
+				racks := map[string]bool{}
+				for _, id := range replicas {
+					racks[*brokers[id].Rack] = true
+				}
+				if len(replicas) != 3 || len(racks) != 3 {
+					t.Fatalf("start %d shift %d partition %d: replicas %v on racks %v", start, shift, p, replicas, racks)
+				}
+			}
+		}
 	}
 }

@@ -67,6 +67,11 @@ func (c *Controller) CheckTopic(snap *meta.Snapshot, spec *TopicSpec) error {
 		}
 		spec.Partitions = int32(len(spec.Assignment))
 		spec.ReplicationFactor = int16(len(spec.Assignment[0]))
+		for _, replicas := range spec.Assignment {
+			if len(replicas) != int(spec.ReplicationFactor) {
+				return refusal.New(ErrInvalidReplicaAssignment, "All partitions in the manual partition assignment must have the same number of replicas.")
+			}
+		}
 	}
 	if spec.Partitions == -1 {
 		spec.Partitions = c.broker.NumPartitions
@@ -253,7 +258,7 @@ func (c *Controller) newTopic(snap *meta.Snapshot, spec *TopicSpec) meta.Topic {
 			t.Replicas = append(t.Replicas, spec.Assignment[p])
 		}
 	} else {
-		t.Replicas = c.place(snap, spec.Partitions)
+		t.Replicas = c.place(snap, spec.Partitions, int(spec.ReplicationFactor), 0)
 	}
 	return t
 }

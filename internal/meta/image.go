@@ -34,6 +34,7 @@ type recordKind struct {
 var recordKinds = []recordKind{
 	clusterIDKind,
 	topicsKind,
+	partitionsKind,
 	configsKind, // before quotas: both live under config/
 	quotasKind,
 	aclsKind,
@@ -45,13 +46,14 @@ var recordKinds = []recordKind{
 // typed part per sub-image. In each part a key maps to its new value, or
 // to nil when it was deleted. Listeners must not modify it.
 type Delta struct {
-	ClusterID *string
-	Topics    TopicsDelta
-	Configs   ConfigsDelta
-	Quotas    QuotasDelta
-	ACLs      ACLsDelta
-	Scram     ScramDelta
-	Brokers   BrokersDelta
+	ClusterID  *string
+	Topics     TopicsDelta
+	Partitions PartitionsDelta
+	Configs    ConfigsDelta
+	Quotas     QuotasDelta
+	ACLs       ACLsDelta
+	Scram      ScramDelta
+	Brokers    BrokersDelta
 }
 
 // decodeBatch decodes every change of b that belongs to a kind of record;

@@ -8,10 +8,11 @@ import (
 	"github.com/benbjohnson/immutable"
 )
 
-// topicsImage is every topic, by name and by id. A partition's state lives
-// in its topic's value (Topic.Replicas, and later its ISR), so a change to
-// one partition replaces one Topic, copying that topic's partition slice
-// and a path of trie nodes, and nothing of any other topic.
+// topicsImage is every topic, by name and by id. A partition's placement
+// lives in its topic's value (Topic.Replicas), so a change to a topic
+// replaces one Topic, copying that topic's partition slice and a path of
+// trie nodes, and nothing of any other topic; a partition's replication
+// state (leader, ISR, epochs) is a record of its own (partitions.go).
 //
 // A topic's config overrides live in the same entry as the topic, so a
 // request that needs both (DescribeConfigs of every topic, say) finds them

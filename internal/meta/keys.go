@@ -11,6 +11,7 @@ import (
 //
 //	cluster/id                       the cluster id, written once
 //	topics/<topic>                   a topic: id, partitions, replicas (JSON)
+//	partitions/<topic id>/<p>        a partition's replicas, ISR, leader, epochs (partitions.go)
 //	config/topics/<topic>            a topic's config overrides (JSON object)
 //	config/brokers/<id>              a broker's dynamic configs
 //	config/brokers/<default>         the cluster-wide dynamic broker default

@@ -30,13 +30,17 @@ type Topic struct {
 	ID                TopicID `json:"id"`
 	Partitions        int32   `json:"partitions"`
 	ReplicationFactor int16   `json:"replication_factor"`
-	// Replicas holds each partition's replicas, leader first (one replica
-	// today). A partition without an entry (records written before
-	// placement existed) is led by whichever broker reads the record.
+	// Replicas holds each partition's replicas as placed, preferred
+	// leader first. A partition without an entry (records written before
+	// placement existed) is led by whichever broker reads the record. The
+	// partition's current state (leader, ISR, epochs) is its
+	// PartitionRecord (partitions.go).
 	Replicas [][]int32 `json:"replicas,omitempty"`
 }
 
-// Leader is the leader of partition p; self for an unassigned partition.
+// Leader is the first replica of partition p (the leader it was created
+// with); self for an unassigned partition. A partition of several replicas
+// may have been led by another since: Snapshot.Leader follows elections.
 func (t *Topic) Leader(p, self int32) int32 {
 	if int(p) < len(t.Replicas) && len(t.Replicas[p]) > 0 {
 		return t.Replicas[p][0]
@@ -53,12 +57,13 @@ type Snapshot struct {
 	ClusterID string
 
 	// The sub-images (image.go), one per kind of record.
-	topics  topicsImage
-	configs configsImage
-	quotas  map[string]map[string]float64         // by entity path (quotas.go)
-	acls    map[string][]auth.ACL                 // by resource pattern key (acls.go)
-	scram   map[string]map[string]auth.Credential // by user, then mechanism (scram.go)
-	brokers map[int32]*Broker                     // the live brokers (brokers.go)
+	topics     topicsImage
+	partitions partitionsImage // partition records by topic id (partitions.go)
+	configs    configsImage
+	quotas     map[string]map[string]float64         // by entity path (quotas.go)
+	acls       map[string][]auth.ACL                 // by resource pattern key (acls.go)
+	scram      map[string]map[string]auth.Credential // by user, then mechanism (scram.go)
+	brokers    map[int32]*Broker                     // the live brokers (brokers.go)
 }
 
 func emptySnapshot() *Snapshot {

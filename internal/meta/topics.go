@@ -103,15 +103,31 @@ func (s *Store) CreateTopics(ctx context.Context, topics []NewTopic) (created []
 }
 
 // DeleteTopic removes a topic and its config overrides.
+// Its partition records are removed after, in transactions of their own
+// (partitions.go): the topic is gone once the first commits.
 func (s *Store) DeleteTopic(ctx context.Context, name string) error {
-	return s.Update(ctx, func(tx Tx) error {
-		if _, ok := tx.Get(topicKey(name)); !ok {
+	var id TopicID
+	err := s.Update(ctx, func(tx Tx) error {
+		raw, ok := tx.Get(topicKey(name))
+		if !ok {
 			return fmt.Errorf("%w: %s", ErrUnknownTopic, name)
 		}
+		var t Topic
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return err
+		}
+		id = t.ID
 		tx.Delete(topicKey(name))
 		tx.Delete(topicConfigKey(name))
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	if err := s.deletePartitionRecords(ctx, id); err != nil {
+		s.log.Warn("deleting a deleted topic's partition records", "topic", name, "err", err)
+	}
+	return nil
 }
 
 // SetPartitionCount raises a topic's partition count (Kafka never lowers it).

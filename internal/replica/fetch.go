@@ -48,6 +48,18 @@ func (f *FetchRead) Partition(pt *Partition, leaderEpoch int32, offset int64, pa
 	return fetched, err
 }
 
+// Follower reads pt for the follower replicaID (Partition.FollowerFetch)
+// within partitionMax and the answer's budget.
+func (f *FetchRead) Follower(pt *Partition, replicaID, leaderEpoch int32, offset int64, partitionMax int32) (Fetched, error) {
+	if f.watch {
+		f.keys = append(f.keys, pt.Key)
+	}
+	limit := min(partitionMax, f.maxBytes-f.total)
+	fetched, err := pt.FollowerFetch(replicaID, leaderEpoch, offset, max(limit, 0), f.total == 0)
+	f.total += int32(len(fetched.Records))
+	return fetched, err
+}
+
 // Reached reports whether the answer holds at least minBytes.
 func (f *FetchRead) Reached(minBytes int32) bool { return f.total >= minBytes }
 

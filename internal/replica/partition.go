@@ -25,13 +25,19 @@ type Partition struct {
 
 	log     *storage.Log
 	delayed *DelayedQueue[Key]
+	// leader is set when the partition has followers (leader.go).
+	leader *leadership
 }
+
+// Replicated reports whether the partition has followers, whose fetches
+// move its high watermark.
+func (pt *Partition) Replicated() bool { return pt.leader != nil }
 
 // Lead returns partition of t for a request its leader must serve, opening
 // the log if needed; ErrNotLeader when another broker leads it. The caller
 // has checked that the partition exists in snap.
 func (p *Partitions) Lead(snap *meta.Snapshot, t *meta.Topic, partition int32) (Partition, error) {
-	st := p.ledState(t, partition)
+	st := p.recordedState(snap, t, partition)
 	if self := p.broker.NodeID; st.Leader != self {
 		return Partition{}, &stateError{ErrNotLeader, fmt.Sprintf("Broker %d is not the leader of %s-%d; broker %d is.", self, t.Name, partition, st.Leader)}
 	}
@@ -39,7 +45,11 @@ func (p *Partitions) Lead(snap *meta.Snapshot, t *meta.Topic, partition int32) (
 	if err != nil {
 		return Partition{}, fmt.Errorf("%w: %v", storage.ErrStorage, err)
 	}
-	return Partition{PartitionState: st, Key: Key{t.ID, partition}, Topic: t.Name, log: l, delayed: p.delayed}, nil
+	pt := Partition{PartitionState: st, Key: Key{t.ID, partition}, Topic: t.Name, log: l, delayed: p.delayed}
+	if len(st.Replicas) > 1 {
+		pt.leader = p.lead(pt.Key, t.Name, st, l)
+	}
+	return pt, nil
 }
 
 // HighWatermark is the offset below which records are committed (held by
@@ -120,6 +130,9 @@ func (pt *Partition) AppendAsLeader(batch []byte, now time.Time, acks int16, min
 	}
 	res, err := pt.log.Append(batch, now)
 	if err == nil && !res.Duplicate {
+		if pt.leader != nil {
+			pt.leader.onAppend()
+		}
 		pt.delayed.Notify(pt.Key)
 	}
 	return res, err

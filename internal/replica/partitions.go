@@ -34,6 +34,8 @@ type Partitions struct {
 	onDeleted []func(topic string)
 
 	configs logConfigs // log_configs.go
+
+	repl replicationState // leader.go
 }
 
 // New wires logs to store and starts following metadata changes; the open
@@ -77,7 +79,8 @@ func (p *Partitions) openLocked(snap *meta.Snapshot, t *meta.Topic, partition in
 	return l, nil
 }
 
-// OpenAll prepares the log of every partition in snap that this broker leads.
+// OpenAll prepares the log of every partition in snap that this broker
+// holds a replica of.
 // A log a crash left unrecovered is opened now, so that recovery happens at
 // startup rather than on the first request, as Kafka's LogManager does; the
 // others (closed cleanly, or never written) are opened on first use or by
@@ -86,8 +89,8 @@ func (p *Partitions) openLocked(snap *meta.Snapshot, t *meta.Topic, partition in
 func (p *Partitions) OpenAll(snap *meta.Snapshot) error {
 	for _, t := range snap.AllTopics() {
 		for i := int32(0); i < t.Partitions; i++ {
-			if t.Leader(i, p.broker.NodeID) != p.broker.NodeID {
-				continue // led, and stored, by another broker
+			if !p.IsReplica(snap, t, i) {
+				continue // stored only by other brokers
 			}
 			if !p.logs.NeedsRecovery(t.Name, i) {
 				p.logs.Defer(t.Name, i, p.opener(t.Name, i))
@@ -111,7 +114,7 @@ func (p *Partitions) opener(topic string, partition int32) func() error {
 		defer p.mu.Unlock()
 		snap := p.store.Snapshot()
 		t := snap.Topic(topic)
-		if t == nil || partition >= t.Partitions || t.Leader(partition, p.broker.NodeID) != p.broker.NodeID {
+		if t == nil || partition >= t.Partitions || !p.IsReplica(snap, t, partition) {
 			return nil
 		}
 		_, err := p.openLocked(snap, t, partition)
@@ -136,6 +139,7 @@ func (p *Partitions) apply(ev meta.Event) {
 			}
 			p.mu.Unlock()
 			for i := range t.Partitions { // waiting fetches answer at once: the partition is gone
+				p.forget(Key{t.ID, i})
 				p.delayed.Notify(Key{t.ID, i})
 			}
 			for _, fn := range p.onDeleted {

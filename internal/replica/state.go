@@ -2,6 +2,7 @@ package replica
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,56 +38,85 @@ func (e *stateError) Unwrap() error { return e.kind }
 var (
 	errFencedEpoch  = &stateError{ErrFencedLeaderEpoch, "The leader epoch in the request is older than the epoch on the broker."}
 	errUnknownEpoch = &stateError{ErrUnknownLeaderEpoch, "The leader epoch in the request is newer than the broker's."}
-	// Every partition has one replica, so no broker follows another and
-	// the requests only a follower sends are refused.
-	errFollowerFetch       = &stateError{ErrNotLeader, "kbroker partitions have a single replica; follower fetches are not served"}
-	errFollowerListOffsets = &stateError{ErrNotLeader, "kbroker partitions have a single replica"}
+	// Followers catch up by fetching and truncate through
+	// OffsetForLeaderEpoch, never through ListOffsets.
+	errFollowerListOffsets = &stateError{ErrNotLeader, "kbroker followers do not send ListOffsets; this one is refused"}
 )
 
 // PartitionState is one partition's replication as this broker sees it:
 // which broker leads it, in which leader epoch, which brokers hold replicas
 // and which of those are in sync. Handlers read it rather than knowing how
-// many replicas there are.
-//
-// Today every partition has exactly one replica, its leader: the leader
-// epoch stays 0, and the in-sync set is the leader while it is live and
-// empty when it is not (no other replica can take over). Replication
-// changes how State builds this, not what reads it.
+// many replicas there are. It comes from the partition's record in the
+// metadata store (meta.PartitionRecord), with the brokers that are not
+// live taken out.
 type PartitionState struct {
-	// Leader is the leading broker, -1 while it is not live.
+	// Leader is the leading broker, -1 while it is not live (or the
+	// partition has no leader).
 	Leader      int32
 	LeaderEpoch int32
+	// PartitionEpoch is the version of the record this was built from.
+	PartitionEpoch int32
 	// Replicas are the brokers holding the partition, the preferred
-	// leader first; ISR those in sync with the leader, OfflineReplicas
-	// those not live. The slices are shared with the metadata snapshot:
-	// never modify them.
+	// leader first; ISR those in sync with the leader and live,
+	// OfflineReplicas those not live. The slices may be shared with the
+	// metadata snapshot: never modify them.
 	Replicas, ISR, OfflineReplicas []int32
 }
 
-// MaxReplicationFactor is how many replicas a partition may have: one, its
-// leader, until followers replicate it.
-const MaxReplicationFactor = 1
-
-// noReplicas is the in-sync set of a partition whose only replica is down.
+// noReplicas is the in-sync set of a partition none of whose in-sync
+// replicas is live.
 var noReplicas = []int32{}
 
 // State is partition of t as snap gives it; live are the brokers serving.
 // The caller has checked that the partition exists.
 func (p *Partitions) State(snap *meta.Snapshot, t *meta.Topic, partition int32, live map[int32]*meta.Broker) PartitionState {
-	st := p.ledState(t, partition)
-	if _, ok := live[st.Leader]; !ok {
-		st.Leader, st.ISR, st.OfflineReplicas = -1, noReplicas, st.Replicas
+	st := p.recordedState(snap, t, partition)
+	isLive := func(id int32) bool { _, ok := live[id]; return ok }
+	if !isLive(st.Leader) {
+		st.Leader = -1
+	}
+	if !allOf(st.ISR, isLive) {
+		st.ISR = filtered(st.ISR, isLive)
+	}
+	if !allOf(st.Replicas, isLive) {
+		st.OfflineReplicas = filtered(st.Replicas, func(id int32) bool { return !isLive(id) })
 	}
 	return st
 }
 
-// ledState is the state of partition of t while its leader is live.
-func (p *Partitions) ledState(t *meta.Topic, partition int32) PartitionState {
-	replicas := p.self
-	if int(partition) < len(t.Replicas) && len(t.Replicas[partition]) > 0 {
-		replicas = t.Replicas[partition]
+// recordedState is the state of partition of t as its record has it,
+// whether or not its brokers are live. A partition placed before placement
+// was recorded is this broker's alone.
+func (p *Partitions) recordedState(snap *meta.Snapshot, t *meta.Topic, partition int32) PartitionState {
+	r := snap.Partition(t, partition)
+	if len(r.Replicas) == 0 {
+		return PartitionState{Leader: p.broker.NodeID, Replicas: p.self, ISR: p.self}
 	}
-	return PartitionState{Leader: replicas[0], LeaderEpoch: 0, Replicas: replicas, ISR: replicas}
+	return PartitionState{Leader: r.Leader, LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch, Replicas: r.Replicas, ISR: r.ISR}
+}
+
+// IsReplica reports whether this broker holds a replica of partition of t.
+func (p *Partitions) IsReplica(snap *meta.Snapshot, t *meta.Topic, partition int32) bool {
+	return slices.Contains(p.recordedState(snap, t, partition).Replicas, p.broker.NodeID)
+}
+
+func allOf(ids []int32, ok func(int32) bool) bool {
+	for _, id := range ids {
+		if !ok(id) {
+			return false
+		}
+	}
+	return true
+}
+
+func filtered(ids []int32, keep func(int32) bool) []int32 {
+	out := noReplicas
+	for _, id := range ids {
+		if keep(id) {
+			out = append(out[:len(out):len(out)], id)
+		}
+	}
+	return out
 }
 
 // CheckLeaderEpoch compares the leader epoch a client sent (Fetch and
@@ -122,9 +152,6 @@ func replicaSet(ids []int32) string {
 	}
 	return "Set(" + strings.Join(s, ", ") + ")"
 }
-
-// FollowerFetch is the answer to a Fetch sent by another broker's replica.
-func (p *Partitions) FollowerFetch() error { return errFollowerFetch }
 
 // FollowerListOffsets is the answer to a ListOffsets sent by another
 // broker's replica.

@@ -70,6 +70,7 @@ type Log struct {
 	cfg      Config // guarded by appendMu
 	ps       *producerState
 	epoch    atomic.Int32 // partition leader epoch stamped into batches
+	epochs   *epochCache  // the first offset of each leader epoch (epochs.go)
 
 	// mu guards the segment list and closed. Writers replace the slice (append or
 	// reslice from the front), never modify its elements in place, so a reader may
@@ -164,6 +165,7 @@ func Open(dir string, cfg Config) (*Log, error) {
 		return nil, err
 	}
 	l.firstDirty.Store(readCleanerCheckpoint(dir))
+	l.epochs = loadEpochs(dir, l.logStart.Load(), l.end.Load().offset)
 	l.hw.Store(l.end.Load().offset)
 	l.ps.onHighWatermark(l.end.Load().offset)
 	l.syncUnstable()
@@ -618,6 +620,9 @@ func (l *Log) write(seg *segment, h *record.BatchHeader, batch []byte) error {
 		return err
 	}
 	seg.size.Store(pos + int64(len(batch)))
+	// A checkpoint that fails to write costs only precision after a
+	// restart (the epoch is kept in memory): the batch is written.
+	_ = l.epochs.assign(batch, h.BaseOffset)
 	seg.imu.Lock()
 	hdr := record.BatchHeader{BaseOffset: h.BaseOffset, Size: int64(len(batch)), LastOffset: h.LastOffset, MaxTimestamp: h.MaxTimestamp}
 	seg.indexBatch(&hdr, pos, &seg.bytesSinceIndex, l.cfg.IndexIntervalBytes)

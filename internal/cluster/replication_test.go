@@ -1,0 +1,442 @@
+package cluster_test
+
+// Replication across the cluster's brokers: placement of replicated
+// topics, and the partition state every broker reports.
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/broker/brokertest"
+	"kbroker/internal/config"
+)
+
+// partitionsOf is a topic's partitions from one broker's metadata.
+func partitionsOf(t *testing.T, addr, topic string) []kmsg.MetadataResponseTopicPartition {
+	t.Helper()
+	resp := metadata(t, addr, topic)
+	if err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); err != nil {
+		t.Fatalf("metadata of %s from %s: %v", topic, addr, err)
+	}
+	return resp.Topics[0].Partitions
+}
+
+// A topic of replication factor 3 on three brokers: every partition has
+// three distinct replicas, all in sync, the first leading at epoch 0, and
+// leaders spread over every broker; every broker says the same. Manual
+// assignments of another factor are kept; inconsistent ones, and more
+// replicas than brokers, are refused with Kafka's errors; new partitions
+// get the topic's factor. A stopped broker shows as an offline replica,
+// leaves the ISR, and its partitions get new leaders at a new epoch.
+func TestReplicatedTopicPlacementAndMetadata(t *testing.T) {
+	tc := startCluster(t, 3, nil, nil)
+	if r := tryCreateTopic(t, tc.addr(1), "rf3", 6, 3); r.Topics[0].ErrorCode != 0 {
+		t.Fatalf("creating rf3: %v %s", kerr.ErrorForCode(r.Topics[0].ErrorCode), deref(r.Topics[0].ErrorMessage))
+	}
+	tc.waitTopic(t, "rf3")
+	var first []kmsg.MetadataResponseTopicPartition
+	for id := int32(1); id <= 3; id++ {
+		parts := partitionsOf(t, tc.addr(id), "rf3")
+		led := map[int32]int{}
+		for _, p := range parts {
+			distinct := slices.Clone(p.Replicas)
+			slices.Sort(distinct)
+			if len(slices.Compact(distinct)) != 3 || !slices.Equal(p.ISR, p.Replicas) || p.Leader != p.Replicas[0] || p.LeaderEpoch != 0 || len(p.OfflineReplicas) != 0 {
+				t.Errorf("broker %d, partition %d: replicas %v isr %v leader %d epoch %d offline %v", id, p.Partition, p.Replicas, p.ISR, p.Leader, p.LeaderEpoch, p.OfflineReplicas)
+			}
+			led[p.Leader]++
+		}
+		if len(led) != 3 {
+			t.Errorf("broker %d: leaders %v, want all three brokers leading", id, led)
+		}
+		if first == nil {
+			first = parts
+		} else if !slices.EqualFunc(first, parts, func(a, b kmsg.MetadataResponseTopicPartition) bool { return slices.Equal(a.Replicas, b.Replicas) }) {
+			t.Errorf("broker %d reports other replicas than broker 1", id)
+		}
+	}
+
+	r := tryCreateTopic(t, tc.addr(2), "rf4", 1, 4)
+	if r.Topics[0].ErrorCode != kerr.InvalidReplicationFactor.Code || !strings.Contains(deref(r.Topics[0].ErrorMessage), "The target replication factor of 4 cannot be reached because only 3 broker(s) are registered.") {
+		t.Errorf("RF 4: %v %q", kerr.ErrorForCode(r.Topics[0].ErrorCode), deref(r.Topics[0].ErrorMessage))
+	}
+
+	createManual := func(name string, assignment ...[]int32) *kmsg.CreateTopicsResponseTopic {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.TimeoutMillis = 10000
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, -1, -1
+		for p, replicas := range assignment {
+			a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+			a.Partition, a.Replicas = int32(p), replicas
+			rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+		}
+		req.Topics = append(req.Topics, rt)
+		return &send[*kmsg.CreateTopicsResponse](t, tc.addr(1), req).Topics[0]
+	}
+	if got := createManual("uneven", []int32{1, 2}, []int32{3}); got.ErrorCode != kerr.InvalidReplicaAssignment.Code {
+		t.Errorf("uneven assignment: %v %q, want INVALID_REPLICA_ASSIGNMENT", kerr.ErrorForCode(got.ErrorCode), deref(got.ErrorMessage))
+	}
+	if got := createManual("manual", []int32{3, 1}, []int32{2, 3}); got.ErrorCode != 0 {
+		t.Fatalf("manual assignment: %v %q", kerr.ErrorForCode(got.ErrorCode), deref(got.ErrorMessage))
+	}
+	tc.waitTopic(t, "manual")
+	if parts := partitionsOf(t, tc.addr(2), "manual"); !slices.Equal(parts[0].Replicas, []int32{3, 1}) || !slices.Equal(parts[1].Replicas, []int32{2, 3}) || parts[0].Leader != 3 {
+		t.Errorf("manual topic: %+v", parts)
+	}
+
+	cp := kmsg.NewPtrCreatePartitionsRequest()
+	cp.TimeoutMillis = 10000
+	ct := kmsg.NewCreatePartitionsRequestTopic()
+	ct.Topic, ct.Count = "rf3", 9
+	cp.Topics = append(cp.Topics, ct)
+	if got := send[*kmsg.CreatePartitionsResponse](t, tc.addr(3), cp).Topics[0]; got.ErrorCode != 0 {
+		t.Fatalf("CreatePartitions: %v %q", kerr.ErrorForCode(got.ErrorCode), deref(got.ErrorMessage))
+	}
+	for _, p := range partitionsOf(t, tc.addr(3), "rf3") {
+		if len(p.Replicas) != 3 {
+			t.Errorf("partition %d after the increase has replicas %v", p.Partition, p.Replicas)
+		}
+	}
+
+	if err := tc.brokers[2].Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "broker 3 out of broker 1's metadata", func() bool { return len(metadata(t, tc.addr(1)).Brokers) == 2 })
+	eventually(t, "broker 3's partitions led by others", func() bool {
+		for _, p := range partitionsOf(t, tc.addr(1), "rf3") {
+			if p.Leader == 3 || p.Leader < 0 || len(p.ISR) != 2 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, p := range partitionsOf(t, tc.addr(1), "rf3") {
+		wantEpoch := int32(0)
+		if p.Replicas[0] == 3 {
+			wantEpoch = 1 // a new leader was elected
+		}
+		if !slices.Equal(p.OfflineReplicas, []int32{3}) || slices.Contains(p.ISR, 3) || p.LeaderEpoch != wantEpoch || !slices.Contains(p.ISR, p.Leader) {
+			t.Errorf("partition %d with broker 3 stopped: leader %d epoch %d isr %v offline %v", p.Partition, p.Leader, p.LeaderEpoch, p.ISR, p.OfflineReplicas)
+		}
+	}
+}
+
+// batchSums lists the (base offset, CRC) of every record batch in the
+// segment files of one replica of topic-partition, in log order: two
+// replicas with the same list hold the same bytes.
+func batchSums(t *testing.T, logDir, topic string, partition int32) [][2]int64 {
+	t.Helper()
+	dir := filepath.Join(logDir, fmt.Sprintf("%s-%d", topic, partition))
+	segs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	slices.Sort(segs)
+	var out [][2]int64
+	for _, seg := range segs {
+		b, err := os.ReadFile(seg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for len(b) >= 21 {
+			size := int(binary.BigEndian.Uint32(b[8:12]))
+			if size <= 0 || 12+size > len(b) {
+				break // preallocated or being written
+			}
+			out = append(out, [2]int64{int64(binary.BigEndian.Uint64(b[:8])), int64(binary.BigEndian.Uint32(b[17:21]))})
+			b = b[12+size:]
+		}
+	}
+	return out
+}
+
+func newProducer(t *testing.T, tc *testCluster, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(tc.addrs()...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner())}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// Records produced with acks=all to a topic of three replicas are copied
+// by both followers: every replica's log holds the same batches, checksum
+// for checksum, and every acknowledged record is below each leader's high
+// watermark and consumed back; the leader answers OffsetForLeaderEpoch.
+func TestAcksAllRecordsReachEveryReplicaIdentically(t *testing.T) {
+	tc := startCluster(t, 3, nil, nil)
+	if r := tryCreateTopic(t, tc.addr(1), "copies", 3, 3); r.Topics[0].ErrorCode != 0 {
+		t.Fatalf("creating: %v", kerr.ErrorForCode(r.Topics[0].ErrorCode))
+	}
+	tc.waitTopic(t, "copies")
+	cl := newProducer(t, tc)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const n = 120
+	for i := range n {
+		r := &kgo.Record{Topic: "copies", Partition: int32(i % 3), Value: []byte(fmt.Sprint("v", i))}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+	}
+	for p := int32(0); p < 3; p++ {
+		var sums [3][][2]int64
+		eventually(t, fmt.Sprintf("partition %d identical on all replicas", p), func() bool {
+			for id := range 3 {
+				sums[id] = batchSums(t, tc.brokers[id].Config().LogDirs[0], "copies", p)
+			}
+			return len(sums[0]) == n/3 && slices.Equal(sums[0], sums[1]) && slices.Equal(sums[0], sums[2])
+		})
+	}
+	// OffsetForLeaderEpoch from a client (KIP-320): the leader says where
+	// epoch 0 ends (its log end, epoch 0 being the latest); a newer
+	// current epoch than the leader's is UNKNOWN_LEADER_EPOCH; a broker
+	// that does not lead the partition refuses.
+	p0 := partitionsOf(t, tc.addr(1), "copies")[0]
+	epochReq := func(addr string, current int32) kmsg.OffsetForLeaderEpochResponseTopicPartition {
+		req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+		req.ReplicaID = -1
+		rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+		rt.Topic = "copies"
+		rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+		rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = 0, current, 0
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return send[*kmsg.OffsetForLeaderEpochResponse](t, addr, req).Topics[0].Partitions[0]
+	}
+	if got := epochReq(tc.addr(p0.Leader), 0); got.ErrorCode != 0 || got.LeaderEpoch != 0 || got.EndOffset != n/3 {
+		t.Errorf("OffsetForLeaderEpoch on the leader: %v epoch %d end %d, want epoch 0 end %d", kerr.ErrorForCode(got.ErrorCode), got.LeaderEpoch, got.EndOffset, n/3)
+	}
+	if got := epochReq(tc.addr(p0.Leader), 5); got.ErrorCode != kerr.UnknownLeaderEpoch.Code {
+		t.Errorf("OffsetForLeaderEpoch with a newer current epoch: %v", kerr.ErrorForCode(got.ErrorCode))
+	}
+	if got := epochReq(tc.addr(p0.Leader%3+1), 0); got.ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Errorf("OffsetForLeaderEpoch on a follower: %v", kerr.ErrorForCode(got.ErrorCode))
+	}
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.ConsumeTopics("copies"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Close()
+	got := 0
+	for got < n && ctx.Err() == nil {
+		got += consumer.PollFetches(ctx).NumRecords()
+	}
+	if got != n {
+		t.Errorf("consumed %d of %d acknowledged records", got, n)
+	}
+}
+
+// createTopicWith creates a topic of partitions at rf with config
+// overrides, through broker addr.
+func createTopicWith(t *testing.T, tc *testCluster, name string, partitions int32, rf int16, configs map[string]string) {
+	t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, partitions, rf
+	for k, v := range configs {
+		c := kmsg.NewCreateTopicsRequestTopicConfig()
+		c.Name, c.Value = k, kmsg.StringPtr(v)
+		rt.Configs = append(rt.Configs, c)
+	}
+	req.Topics = append(req.Topics, rt)
+	if got := send[*kmsg.CreateTopicsResponse](t, tc.addr(1), req).Topics[0]; got.ErrorCode != 0 {
+		t.Fatalf("creating %s: %v %s", name, kerr.ErrorForCode(got.ErrorCode), deref(got.ErrorMessage))
+	}
+	tc.waitTopic(t, name)
+}
+
+// The leader of a partition of three replicas stops (Close: no controlled
+// shutdown). The controller takes it out of the ISR and elects another
+// in-sync replica with a new leader epoch; every acknowledged record is
+// still there and producing goes on; a topic whose min.insync.replicas is
+// now above its ISR refuses acks=all with NOT_ENOUGH_REPLICAS. The old
+// leader restarts on its logs, follows the new leader, catches up and
+// rejoins the ISR, with a log identical to the leader's.
+func TestLeaderLossElectsFromISRAndTheOldLeaderRejoins(t *testing.T) {
+	tc := startCluster(t, 3, nil, nil)
+	createTopicWith(t, tc, "failover", 1, 3, map[string]string{"min.insync.replicas": "2"})
+	createTopicWith(t, tc, "strict", 1, 3, map[string]string{"min.insync.replicas": "3"})
+	cl := newProducer(t, tc)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	produce := func(from, to int) {
+		t.Helper()
+		for i := from; i < to; i++ {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "failover", Value: []byte(fmt.Sprint("v", i))}).FirstErr(); err != nil {
+				t.Fatalf("record %d: %v", i, err)
+			}
+		}
+	}
+	produce(0, 50)
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "strict", Value: []byte("all three")}).FirstErr(); err != nil {
+		t.Fatalf("strict topic with three in sync: %v", err)
+	}
+
+	old := partitionsOf(t, tc.addr(1), "failover")[0]
+	props := tc.brokers[old.Leader-1].Config().Props
+	if err := tc.brokers[old.Leader-1].Close(); err != nil {
+		t.Fatal(err)
+	}
+	other := old.Leader%3 + 1
+	var now kmsg.MetadataResponseTopicPartition
+	eventually(t, "a new leader from the ISR", func() bool {
+		now = partitionsOf(t, tc.addr(other), "failover")[0]
+		return now.Leader > 0 && now.Leader != old.Leader && len(now.ISR) == 2
+	})
+	if now.LeaderEpoch != old.LeaderEpoch+1 || slices.Contains(now.ISR, old.Leader) || !slices.Contains(old.ISR, now.Leader) {
+		t.Errorf("after the leader %d stopped: leader %d epoch %d isr %v (was epoch %d isr %v)", old.Leader, now.Leader, now.LeaderEpoch, now.ISR, old.LeaderEpoch, old.ISR)
+	}
+	produce(50, 100)
+
+	strict, err := kgo.NewClient(kgo.SeedBrokers(tc.addr(other)), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordRetries(0), kgo.DisableIdempotentWrite())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer strict.Close()
+	eventually(t, "the strict topic's ISR to shrink", func() bool { return len(partitionsOf(t, tc.addr(other), "strict")[0].ISR) == 2 })
+	if err := strict.ProduceSync(ctx, &kgo.Record{Topic: "strict", Value: []byte("two of three")}).FirstErr(); !errors.Is(err, kerr.NotEnoughReplicas) {
+		t.Errorf("acks=all with 2 in sync of min.insync.replicas 3: %v, want NOT_ENOUGH_REPLICAS", err)
+	}
+
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(tc.addr(other)), kgo.ConsumeTopics("failover"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Close()
+	seen := map[string]bool{}
+	for len(seen) < 100 && ctx.Err() == nil {
+		consumer.PollFetches(ctx).EachRecord(func(r *kgo.Record) { seen[string(r.Value)] = true })
+	}
+	for i := range 100 {
+		if !seen[fmt.Sprint("v", i)] {
+			t.Errorf("acknowledged record v%d is missing", i)
+		}
+	}
+
+	restarted := brokertest.StartWith(t, props)
+	tc.brokers[old.Leader-1] = restarted
+	eventually(t, "the old leader back in the ISR", func() bool {
+		return len(partitionsOf(t, tc.addr(other), "failover")[0].ISR) == 3
+	})
+	eventually(t, "the old leader's log identical to the new leader's", func() bool {
+		a := batchSums(t, tc.brokers[now.Leader-1].Config().LogDirs[0], "failover", 0)
+		b := batchSums(t, restarted.Config().LogDirs[0], "failover", 0)
+		return len(a) == 100 && slices.Equal(a, b)
+	})
+}
+
+// A follower that is live but cannot fetch (broker 3 names an inter-broker
+// listener no broker has) holds the high watermark, and with it acks=all,
+// only until replica.lag.time.max.ms passes: the leader then takes it out
+// of the ISR, the waiting produce is acknowledged by the two replicas
+// left, and the follower stays a replica, out of sync.
+func TestLaggingFollowerLeavesTheISR(t *testing.T) {
+	tc := startCluster(t, 3, config.Properties{"replica.lag.time.max.ms": "1000"}, map[int32]config.Properties{3: {"inter.broker.listener.name": "NOWHERE"}})
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "laggy", -1, -1
+	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	a.Partition, a.Replicas = 0, []int32{1, 2, 3}
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+	req.Topics = append(req.Topics, rt)
+	if got := send[*kmsg.CreateTopicsResponse](t, tc.addr(1), req).Topics[0]; got.ErrorCode != 0 {
+		t.Fatalf("creating: %v", kerr.ErrorForCode(got.ErrorCode))
+	}
+	tc.waitTopic(t, "laggy")
+	cl := newProducer(t, tc)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "laggy", Value: []byte("first")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited < 500*time.Millisecond {
+		t.Errorf("acks=all answered after %v, before the silent follower could have left the ISR", waited)
+	}
+	p := partitionsOf(t, tc.addr(1), "laggy")[0] // the leader, whose ISR change has been applied
+	if !slices.Equal(p.ISR, []int32{1, 2}) || !slices.Equal(p.Replicas, []int32{1, 2, 3}) || p.Leader != 1 || p.LeaderEpoch != 0 {
+		t.Errorf("after the shrink: leader %d epoch %d replicas %v isr %v", p.Leader, p.LeaderEpoch, p.Replicas, p.ISR)
+	}
+	start = time.Now()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "laggy", Value: []byte("second")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited > 2*time.Second {
+		t.Errorf("acks=all with the follower out of the ISR took %v", waited)
+	}
+}
+
+// A replica whose log has records no other replica has (it led alone, its
+// follower unable to fetch) loses leadership to an unclean election; the
+// new leader writes other records at the same offsets. When the old leader
+// comes back it asks the new one where its epoch ends
+// (OffsetForLeaderEpoch), truncates its own records and copies the new
+// leader's: both logs end identical.
+func TestReturningLeaderTruncatesWhatTheNewLeaderNeverHad(t *testing.T) {
+	tc := startCluster(t, 2, config.Properties{"replica.lag.time.max.ms": "1000"}, map[int32]config.Properties{2: {"inter.broker.listener.name": "NOWHERE"}})
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "diverge", -1, -1
+	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	a.Partition, a.Replicas = 0, []int32{1, 2}
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+	c := kmsg.NewCreateTopicsRequestTopicConfig()
+	c.Name, c.Value = "unclean.leader.election.enable", kmsg.StringPtr("true")
+	rt.Configs = append(rt.Configs, c)
+	req.Topics = append(req.Topics, rt)
+	if got := send[*kmsg.CreateTopicsResponse](t, tc.addr(1), req).Topics[0]; got.ErrorCode != 0 {
+		t.Fatalf("creating: %v", kerr.ErrorForCode(got.ErrorCode))
+	}
+	tc.waitTopic(t, "diverge")
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	cl := newProducer(t, tc)
+	for i := range 10 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "diverge", Value: []byte(fmt.Sprint("old", i))}).FirstErr(); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+	}
+	if isr := partitionsOf(t, tc.addr(1), "diverge")[0].ISR; !slices.Equal(isr, []int32{1}) {
+		t.Fatalf("ISR %v, want the leader alone", isr)
+	}
+	props := tc.brokers[0].Config().Props
+	if err := tc.brokers[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "broker 2 elected uncleanly", func() bool {
+		p := partitionsOf(t, tc.addr(2), "diverge")[0]
+		return p.Leader == 2 && p.LeaderEpoch == 1
+	})
+	cl2 := newProducer(t, &testCluster{brokers: tc.brokers[1:]})
+	for i := range 5 {
+		if err := cl2.ProduceSync(ctx, &kgo.Record{Topic: "diverge", Value: []byte(fmt.Sprint("new", i))}).FirstErr(); err != nil {
+			t.Fatalf("record %d on the new leader: %v", i, err)
+		}
+	}
+	restarted := brokertest.StartWith(t, props)
+	tc.brokers[0] = restarted
+	var a1, a2 [][2]int64
+	eventually(t, "the returning leader's log identical to the new leader's", func() bool {
+		a1 = batchSums(t, restarted.Config().LogDirs[0], "diverge", 0)
+		a2 = batchSums(t, tc.brokers[1].Config().LogDirs[0], "diverge", 0)
+		return len(a2) == 5 && slices.Equal(a1, a2)
+	})
+	eventually(t, "the returning leader back in the ISR", func() bool {
+		return len(partitionsOf(t, tc.addr(2), "diverge")[0].ISR) == 2
+	})
+}

@@ -1,0 +1,231 @@
+package meta
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/benbjohnson/immutable"
+)
+
+// Partition state. Each partition's replication (replicas, in-sync set,
+// leader, leader epoch, partition epoch) is a record of its own,
+// partitions/<topic id>/<partition>, as Kafka's PartitionRecord is, so that
+// the leader shrinking one partition's ISR rewrites that partition and
+// nothing else. A partition without a record is in its initial state:
+// every replica of its topic's assignment in sync, the first one leading,
+// both epochs 0. Records are written only by AlterPartition, a
+// compare-and-swap on the partition epoch (and, for a leader, its leader
+// epoch), as Kafka's AlterPartition fences a stale leader.
+//
+// The key holds the topic id, not its name, so the records of a deleted
+// topic can never be read as those of a topic recreated under its name.
+
+const prefixPartitions = "partitions/"
+
+// PartitionRecord is one partition's replication state.
+type PartitionRecord struct {
+	// Replicas are the brokers holding the partition, the preferred
+	// leader first.
+	Replicas []int32 `json:"replicas"`
+	// ISR are the replicas in sync with the leader (the leader included).
+	ISR []int32 `json:"isr"`
+	// Leader is the leading broker; -1: none (no eligible replica).
+	Leader      int32 `json:"leader"`
+	LeaderEpoch int32 `json:"leader_epoch"`
+	// PartitionEpoch counts every change of the record: the version the
+	// compare-and-swap of AlterPartition compares.
+	PartitionEpoch int32 `json:"partition_epoch"`
+}
+
+// PartitionKey names one partition of a topic by the topic's id.
+type PartitionKey struct {
+	Topic     TopicID
+	Partition int32
+}
+
+func partitionKey(id TopicID, p int32) string {
+	return prefixPartitions + id.String() + "/" + strconv.Itoa(int(p))
+}
+
+// PartitionsDelta holds the partition records a batch wrote; nil: deleted.
+type PartitionsDelta map[PartitionKey]*PartitionRecord
+
+type partitionKeyHasher struct{}
+
+func (partitionKeyHasher) Hash(k PartitionKey) uint32 {
+	return uint32(maphash.Comparable(hashSeed, k))
+}
+func (partitionKeyHasher) Equal(a, b PartitionKey) bool { return a == b }
+
+var partitionsKind = recordKind{
+	decode: func(d *Delta, c Change) (bool, error) {
+		rest, ok := strings.CutPrefix(c.Key, prefixPartitions)
+		if !ok {
+			return false, nil
+		}
+		idText, pText, ok := strings.Cut(rest, "/")
+		var k PartitionKey
+		if !ok || k.Topic.UnmarshalText([]byte(idText)) != nil {
+			return true, nil // not a partition record: ignored
+		}
+		p, err := strconv.ParseInt(pText, 10, 32)
+		if err != nil || p < 0 {
+			return true, nil
+		}
+		k.Partition = int32(p)
+		var r *PartitionRecord
+		if !c.Deleted {
+			r = new(PartitionRecord)
+			if err := json.Unmarshal(c.Value, r); err != nil {
+				return true, fmt.Errorf("decoding %s: %w", c.Key, err)
+			}
+		}
+		setDelta(&d.Partitions, k, r)
+		return true, nil
+	},
+	apply: func(next *Snapshot, d *Delta) {
+		if len(d.Partitions) > 0 {
+			next.partitions = persistentWith(next.partitions, partitionKeyHasher{}, d.Partitions, func(r *PartitionRecord) bool { return r == nil })
+		}
+	},
+	merge: func(d, later *Delta) { mergeInto(&d.Partitions, later.Partitions) },
+}
+
+// InitialPartition is the state of partition p of t before any change: its
+// assigned replicas all in sync, the first leading. A partition placed
+// before placement was recorded has no replicas (its reader substitutes
+// itself).
+func InitialPartition(t *Topic, p int32) PartitionRecord {
+	var replicas []int32
+	if int(p) < len(t.Replicas) {
+		replicas = t.Replicas[p]
+	}
+	r := PartitionRecord{Replicas: replicas, ISR: replicas, Leader: -1}
+	if len(replicas) > 0 {
+		r.Leader = replicas[0]
+	}
+	return r
+}
+
+// Partition is the state of partition p of t: its record, or the initial
+// state if it has none. The slices are shared: never modify them.
+func (s *Snapshot) Partition(t *Topic, p int32) PartitionRecord {
+	if r := getFrom(s.partitions, PartitionKey{t.ID, p}); r != nil {
+		return *r
+	}
+	return InitialPartition(t, p)
+}
+
+// Leader is the leader of partition p of t as its record says (-1: none);
+// self for a partition placed before placement was recorded. Unlike
+// Topic.Leader it follows elections.
+func (s *Snapshot) Leader(t *Topic, p, self int32) int32 {
+	r := s.Partition(t, p)
+	if len(r.Replicas) == 0 {
+		return self
+	}
+	return r.Leader
+}
+
+// ChangedPartitions lists the partitions whose records changed.
+func (e Event) ChangedPartitions() []PartitionKey { return keysOf(e.delta().Partitions) }
+
+// Errors of AlterPartition, mapped by the caller to Kafka's codes.
+var (
+	// ErrFencedLeaderEpoch: the change was computed by a leader whose
+	// epoch is no longer the partition's (FENCED_LEADER_EPOCH).
+	ErrFencedLeaderEpoch = errors.New("meta: the leader epoch is no longer the partition's")
+	// ErrPartitionChanged: the record changed since it was read
+	// (INVALID_UPDATE_VERSION): read it again and start over.
+	ErrPartitionChanged = errors.New("meta: the partition state changed since it was read")
+	// ErrUnknownPartition: the topic (with that id) or the partition does
+	// not exist.
+	ErrUnknownPartition = errors.New("meta: unknown partition")
+)
+
+// AlterPartition replaces the state of partition p of topic (whose id must
+// be id) with next, if the stored state is still at expected's leader epoch
+// and partition epoch; next's partition epoch is set to one past the
+// stored one. It returns the record written, once this store's snapshot
+// includes it. The compare is made inside the store's transaction, so on
+// etcd it is a compare-and-swap on the record's revision: of two brokers
+// altering from the same state, one wins and the other gets
+// ErrPartitionChanged (or ErrFencedLeaderEpoch).
+func (s *Store) AlterPartition(ctx context.Context, topic string, id TopicID, p int32, expected, next PartitionRecord) (PartitionRecord, error) {
+	var written PartitionRecord
+	err := s.Update(ctx, func(tx Tx) error {
+		raw, ok := tx.Get(topicKey(topic))
+		if !ok {
+			return fmt.Errorf("%w: %s-%d", ErrUnknownPartition, topic, p)
+		}
+		var t Topic
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return err
+		}
+		if t.ID != id || p < 0 || p >= t.Partitions {
+			return fmt.Errorf("%w: %s-%d", ErrUnknownPartition, topic, p)
+		}
+		cur := InitialPartition(&t, p)
+		if raw, ok := tx.Get(partitionKey(id, p)); ok {
+			if err := json.Unmarshal(raw, &cur); err != nil {
+				return err
+			}
+		}
+		switch {
+		case cur.LeaderEpoch != expected.LeaderEpoch:
+			return fmt.Errorf("%w: %s-%d is at leader epoch %d, not %d", ErrFencedLeaderEpoch, topic, p, cur.LeaderEpoch, expected.LeaderEpoch)
+		case cur.PartitionEpoch != expected.PartitionEpoch:
+			return fmt.Errorf("%w: %s-%d is at partition epoch %d, not %d", ErrPartitionChanged, topic, p, cur.PartitionEpoch, expected.PartitionEpoch)
+		}
+		written = next
+		written.Replicas, written.ISR = slices.Clone(next.Replicas), slices.Clone(next.ISR)
+		written.PartitionEpoch = cur.PartitionEpoch + 1
+		putJSON(tx, partitionKey(id, p), written)
+		return nil
+	})
+	if err != nil {
+		return PartitionRecord{}, err
+	}
+	return written, nil
+}
+
+// maxPartitionDeletesPerTx bounds the partition records one cleanup
+// transaction deletes, under etcd's default --max-txn-ops (128).
+const maxPartitionDeletesPerTx = 100
+
+// deletePartitionRecords removes the partition records of a deleted topic,
+// a bounded transaction at a time. They are keyed by the topic's id, so
+// ones left behind by a failure are never read as another topic's; this
+// only keeps the store from growing.
+func (s *Store) deletePartitionRecords(ctx context.Context, id TopicID) error {
+	prefix := prefixPartitions + id.String() + "/"
+	for {
+		more := false
+		err := s.Update(ctx, func(tx Tx) error {
+			n := 0
+			more = false
+			for k := range tx.List(prefix) {
+				if n == maxPartitionDeletesPerTx {
+					more = true
+					break
+				}
+				tx.Delete(k)
+				n++
+			}
+			return nil
+		})
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+// partitionsImage is the type of Snapshot.partitions: a persistent map, so
+// one ISR change copies a few trie nodes, not every partition.
+type partitionsImage = *immutable.Map[PartitionKey, *PartitionRecord]

@@ -1,0 +1,400 @@
+package replica
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kbroker/internal/meta"
+	"kbroker/internal/storage"
+)
+
+// The follower's side of replication: one replica fetcher per leader
+// broker, as Kafka's ReplicaFetcherThread, sending that leader a Fetch
+// with this broker's id as replica_state (replica_id before v15) for every
+// partition this broker follows there, each from its log end offset, and
+// appending what comes back with storage.Log.AppendAsFollower, offsets and
+// leader epochs as the leader wrote them. The leader's high watermark in
+// the answer becomes the follower's (never past its own log end).
+
+// FetcherOptions are the replica.fetch.* settings.
+type FetcherOptions struct {
+	MaxWait           time.Duration // replica.fetch.wait.max.ms
+	MinBytes          int32         // replica.fetch.min.bytes
+	PartitionMaxBytes int32         // replica.fetch.max.bytes
+	MaxBytes          int32         // replica.fetch.response.max.bytes
+	Backoff           time.Duration // replica.fetch.backoff.ms
+	// LagMax is replica.lag.time.max.ms: a follower that has not caught up
+	// for longer leaves the ISR of the partitions this broker leads.
+	LagMax time.Duration
+}
+
+// LeaderClient returns a client of broker id at its inter-broker endpoint.
+type LeaderClient func(snap *meta.Snapshot, id int32) (*kgo.Client, error)
+
+// Fetchers runs the replica fetchers of this broker.
+type Fetchers struct {
+	p    *Partitions
+	dial LeaderClient
+	opts FetcherOptions
+
+	mu       sync.Mutex
+	byLeader map[int32]*fetcher
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// fetcher is the fetcher of one leader broker.
+type fetcher struct {
+	leader int32
+	wake   chan struct{}
+
+	mu    sync.Mutex
+	parts map[Key]*followed
+}
+
+// followed is one partition a fetcher copies.
+type followed struct {
+	topic       string
+	id          meta.TopicID
+	partition   int32
+	leaderEpoch int32
+	log         *storage.Log
+	// checked is set once the log has been cut back to where it agrees
+	// with this leader's (truncate); until then nothing is fetched.
+	checked bool
+}
+
+// StartFetchers starts following: now, and again whenever the metadata
+// says which broker leads what (on a reconciler's goroutine, since it
+// opens logs).
+func (p *Partitions) StartFetchers(dial LeaderClient, opts FetcherOptions) *Fetchers {
+	f := &Fetchers{p: p, dial: dial, opts: opts, byLeader: map[int32]*fetcher{}}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
+	f.sync(p.store.Snapshot())
+	if opts.LagMax > 0 {
+		f.wg.Go(func() {
+			tick := time.NewTicker(opts.LagMax / 2)
+			defer tick.Stop()
+			for {
+				select {
+				case <-f.ctx.Done():
+					return
+				case now := <-tick.C:
+					p.shrinkLagging(now, opts.LagMax)
+				}
+			}
+		})
+	}
+	p.store.Reconcile(func(ev meta.Event) {
+		if ev.Full || len(ev.ChangedTopics()) > 0 || len(ev.ChangedPartitions()) > 0 || ev.ChangedBrokers() {
+			f.sync(ev.Cur)
+		}
+	})
+	return f
+}
+
+// Close stops every fetcher and waits for them.
+func (f *Fetchers) Close() {
+	f.cancel()
+	f.wg.Wait()
+}
+
+// sync gives each fetcher the partitions this broker follows from its
+// leader in snap: those it holds a replica of and another live broker
+// leads.
+func (f *Fetchers) sync(snap *meta.Snapshot) {
+	self := f.p.broker.NodeID
+	live := snap.LiveBrokers()
+	want := map[int32]map[Key]*followed{}
+	for _, t := range snap.AllTopics() {
+		for i := int32(0); i < t.Partitions; i++ {
+			st := f.p.recordedState(snap, t, i)
+			if _, ok := live[st.Leader]; !ok || st.Leader == self || len(st.Replicas) < 2 || !containsID(st.Replicas, self) {
+				continue
+			}
+			l, err := f.p.Log(snap, t, i)
+			if err != nil {
+				f.p.log.Error("opening a followed partition", "topic", t.Name, "partition", i, "err", err)
+				continue
+			}
+			key := Key{t.ID, i}
+			f.p.forget(key) // no longer led here
+			l.SetReplicated(true)
+			if want[st.Leader] == nil {
+				want[st.Leader] = map[Key]*followed{}
+			}
+			want[st.Leader][key] = &followed{topic: t.Name, id: t.ID, partition: i, leaderEpoch: st.LeaderEpoch, log: l}
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ctx.Err() != nil {
+		return
+	}
+	for leader, ft := range f.byLeader {
+		if want[leader] == nil {
+			ft.set(nil)
+		}
+	}
+	for leader, parts := range want {
+		ft := f.byLeader[leader]
+		if ft == nil {
+			ft = &fetcher{leader: leader, wake: make(chan struct{}, 1)}
+			f.byLeader[leader] = ft
+			f.wg.Go(func() { f.run(ft) })
+		}
+		ft.set(parts)
+	}
+}
+
+func containsID(ids []int32, id int32) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// set replaces the fetcher's partitions and wakes it. A partition it
+// already follows in the same leader epoch keeps its truncation check.
+func (ft *fetcher) set(parts map[Key]*followed) {
+	ft.mu.Lock()
+	for k, fp := range parts {
+		if old := ft.parts[k]; old != nil && old.leaderEpoch == fp.leaderEpoch && old.log == fp.log {
+			parts[k] = old
+		}
+	}
+	ft.parts = parts
+	ft.mu.Unlock()
+	select {
+	case ft.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (ft *fetcher) partitions() map[Key]*followed {
+	ft.mu.Lock()
+	defer ft.mu.Unlock()
+	return ft.parts
+}
+
+// run fetches from the leader until the broker closes, idling while it
+// follows nothing there.
+func (f *Fetchers) run(ft *fetcher) {
+	for f.ctx.Err() == nil {
+		parts := ft.partitions()
+		if len(parts) == 0 {
+			select {
+			case <-f.ctx.Done():
+			case <-ft.wake:
+			}
+			continue
+		}
+		if !f.truncate(ft, parts) || !f.fetchOnce(ft, parts) {
+			select {
+			case <-f.ctx.Done():
+			case <-ft.wake:
+			case <-time.After(f.opts.Backoff):
+			}
+		}
+	}
+}
+
+// fetchOnce sends one Fetch for parts and applies the answer; false asks
+// for a backoff (the leader could not be reached, or refused a partition).
+func (f *Fetchers) fetchOnce(ft *fetcher, parts map[Key]*followed) bool {
+	snap := f.p.store.Snapshot()
+	cl, err := f.dial(snap, ft.leader)
+	if err != nil {
+		f.p.log.Debug("replica fetcher: no client for the leader", "leader", ft.leader, "err", err)
+		return false
+	}
+	seeds := cl.SeedBrokers()
+	if len(seeds) == 0 {
+		return false
+	}
+	self := f.p.broker.NodeID
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID = self
+	req.ReplicaState.ID, req.ReplicaState.Epoch = self, -1
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = int32(f.opts.MaxWait/time.Millisecond), f.opts.MinBytes, f.opts.MaxBytes
+	req.SessionID, req.SessionEpoch = 0, -1 // a full fetch every time: no fetch session
+	byTopic := map[meta.TopicID]int{}
+	for _, fp := range parts {
+		if !fp.checked {
+			continue
+		}
+		i, ok := byTopic[fp.id]
+		if !ok {
+			i = len(req.Topics)
+			byTopic[fp.id] = i
+			rt := kmsg.NewFetchRequestTopic()
+			rt.Topic, rt.TopicID = fp.topic, fp.id
+			req.Topics = append(req.Topics, rt)
+		}
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.CurrentLeaderEpoch = fp.partition, fp.leaderEpoch
+		rp.FetchOffset, rp.LogStartOffset, rp.LastFetchedEpoch = fp.log.LogEndOffset(), -1, -1
+		rp.PartitionMaxBytes = f.opts.PartitionMaxBytes
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+	}
+	if len(req.Topics) == 0 {
+		return false
+	}
+	resp, err := req.RequestWith(f.ctx, seeds[0])
+	if err != nil {
+		if f.ctx.Err() == nil {
+			f.p.log.Debug("replica fetcher: fetch failed", "leader", ft.leader, "err", err)
+		}
+		return false
+	}
+	if resp.ErrorCode != 0 {
+		f.p.log.Warn("replica fetcher: fetch refused", "leader", ft.leader, "err", kerr.ErrorForCode(resp.ErrorCode))
+		return false
+	}
+	ok := true
+	now := time.Now()
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			fp := findFollowed(parts, rt, rp.Partition)
+			if fp == nil {
+				continue
+			}
+			if rp.ErrorCode == kerr.OffsetOutOfRange.Code {
+				// This replica's log runs past the leader's: check again
+				// where they agree, and cut the rest.
+				f.p.log.Warn("replica fetcher: this replica's log runs past the leader's", "topic", fp.topic, "partition", fp.partition, "leader", ft.leader, "log_end", fp.log.LogEndOffset())
+				fp.checked = false
+				ok = false
+				continue
+			}
+			if rp.ErrorCode != 0 {
+				// NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH and the like:
+				// the metadata will move the partition; until then, back off.
+				f.p.log.Debug("replica fetcher: partition refused", "topic", fp.topic, "partition", fp.partition, "leader", ft.leader, "err", kerr.ErrorForCode(rp.ErrorCode))
+				ok = false
+				continue
+			}
+			if len(rp.RecordBatches) > 0 {
+				if _, err := fp.log.AppendAsFollower(rp.RecordBatches, now); err != nil {
+					f.p.log.Warn("replica fetcher: append refused", "topic", fp.topic, "partition", fp.partition, "leader", ft.leader, "err", err)
+					ok = false
+					continue
+				}
+			}
+			if rp.HighWatermark >= 0 {
+				fp.log.SetHighWatermark(rp.HighWatermark) // clamped to this log's end
+			}
+		}
+	}
+	return ok
+}
+
+// findFollowed is the followed partition an answer's partition is of: by
+// topic id (Fetch v13+) or name.
+func findFollowed(parts map[Key]*followed, rt kmsg.FetchResponseTopic, partition int32) *followed {
+	if rt.TopicID != ([16]byte{}) {
+		return parts[Key{meta.TopicID(rt.TopicID), partition}]
+	}
+	for _, fp := range parts {
+		if fp.topic == rt.Topic && fp.partition == partition {
+			return fp
+		}
+	}
+	return nil
+}
+
+// truncate cuts the logs of the partitions not yet checked against this
+// leader back to where they agree with its log, as Kafka's follower does
+// after a leader change (KIP-101, KIP-279): it asks the leader, with
+// OffsetForLeaderEpoch, where the latest epoch of its own log ends there;
+// the leader answers with that epoch (or the largest it has below it) and
+// its end, and the follower keeps its records up to the smaller of that
+// end and the end of the same epoch in its own log. It reports false when
+// the leader could not be asked; a partition refused stays unchecked.
+func (f *Fetchers) truncate(ft *fetcher, parts map[Key]*followed) bool {
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.ReplicaID = f.p.broker.NodeID
+	byTopic := map[string]int{}
+	asked := map[Key]*followed{}
+	for k, fp := range parts {
+		if fp.checked {
+			continue
+		}
+		latest := fp.log.LatestEpoch()
+		if latest < 0 {
+			fp.checked = true // nothing written: nothing to cut
+			continue
+		}
+		i, ok := byTopic[fp.topic]
+		if !ok {
+			i = len(req.Topics)
+			byTopic[fp.topic] = i
+			rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+			rt.Topic = fp.topic
+			req.Topics = append(req.Topics, rt)
+		}
+		rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+		rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = fp.partition, fp.leaderEpoch, latest
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+		asked[k] = fp
+	}
+	if len(asked) == 0 {
+		return true
+	}
+	cl, err := f.dial(f.p.store.Snapshot(), ft.leader)
+	if err != nil {
+		return false
+	}
+	seeds := cl.SeedBrokers()
+	if len(seeds) == 0 {
+		return false
+	}
+	resp, err := req.RequestWith(f.ctx, seeds[0])
+	if err != nil {
+		return false
+	}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			var fp *followed
+			for _, c := range asked {
+				if c.topic == rt.Topic && c.partition == rp.Partition {
+					fp = c
+				}
+			}
+			if fp == nil {
+				continue
+			}
+			if rp.ErrorCode != 0 {
+				f.p.log.Debug("replica fetcher: epoch check refused", "topic", fp.topic, "partition", fp.partition, "leader", ft.leader, "err", kerr.ErrorForCode(rp.ErrorCode))
+				continue
+			}
+			end := fp.log.LogEndOffset()
+			if rp.LeaderEpoch >= 0 && rp.EndOffset >= 0 {
+				_, ownEnd := fp.log.EndOffsetForEpoch(rp.LeaderEpoch)
+				if ownEnd < 0 {
+					ownEnd = end
+				}
+				end = min(end, rp.EndOffset, ownEnd)
+			}
+			if end < fp.log.LogEndOffset() {
+				f.p.log.Info("truncating a follower's log to agree with its leader", "topic", fp.topic, "partition", fp.partition, "leader", ft.leader,
+					"from", fp.log.LogEndOffset(), "to", end, "leader_epoch", rp.LeaderEpoch)
+				if err := fp.log.TruncateTo(end); err != nil {
+					f.p.log.Error("truncating a follower's log", "topic", fp.topic, "partition", fp.partition, "err", err)
+					continue
+				}
+			}
+			fp.checked = true
+		}
+	}
+	return true
+}

@@ -1,0 +1,284 @@
+package replica
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"kbroker/internal/meta"
+	"kbroker/internal/storage"
+)
+
+// The leader's side of replication. A partition with more than one replica
+// has its high watermark moved by its leader (storage.Log.SetReplicated):
+// the leader learns each follower's log end offset from the offset the
+// follower fetches from, as Kafka's Partition.updateFollowerFetchState
+// does, and commits up to the smallest log end offset among the in-sync
+// replicas. A partition of one replica is left as it always was: every
+// append commits.
+
+// replicationState is what Partitions keeps for the partitions it leads
+// with followers.
+type replicationState struct {
+	mu      sync.Mutex
+	leading map[Key]*leadership
+}
+
+// leadership is one partition this broker leads with followers, in one
+// leader epoch. A new epoch starts it afresh: what followers fetched from
+// an earlier leader says nothing of what they hold now.
+type leadership struct {
+	log   *storage.Log
+	key   Key
+	topic string
+	self  int32
+	// epochStart is the log end offset when this epoch began: a follower
+	// joins the ISR only once it has everything up to it.
+	epochStart int64
+
+	mu             sync.Mutex
+	epoch          int32
+	partitionEpoch int32   // of the record isr is from
+	replicas, isr  []int32 // from the partition record
+	followers      map[int32]*followerState
+	proposing      bool // an ISR change is being committed
+	store          *meta.Store
+	delayed        *DelayedQueue[Key]
+}
+
+// followerState is what the leader knows of one follower.
+type followerState struct {
+	// logEnd is the follower's log end offset, -1 until it fetches.
+	logEnd int64
+	// lastFetch is when it last fetched, and leaderEndAtLastFetch the
+	// leader's log end offset then.
+	lastFetch            time.Time
+	leaderEndAtLastFetch int64
+	// caughtUp is the last time it had everything the leader had (at the
+	// time of one of its fetches): replica.lag.time.max.ms is measured
+	// from it.
+	caughtUp time.Time
+}
+
+// lead returns the leadership of key (a partition whose state st has
+// followers) over l, starting a new one when st is of another leader epoch
+// than the one held: the log's high watermark passes to the leader, and
+// the batches it appends carry the new epoch.
+func (p *Partitions) lead(key Key, topic string, st PartitionState, l *storage.Log) *leadership {
+	p.repl.mu.Lock()
+	defer p.repl.mu.Unlock()
+	ld := p.repl.leading[key]
+	if ld != nil && ld.log == l {
+		ld.mu.Lock()
+		same := ld.epoch == st.LeaderEpoch
+		if same && st.PartitionEpoch > ld.partitionEpoch {
+			ld.isr, ld.replicas, ld.partitionEpoch = st.ISR, st.Replicas, st.PartitionEpoch
+		}
+		ld.mu.Unlock()
+		if same {
+			return ld
+		}
+	}
+	l.SetReplicated(true)
+	if err := l.StartLeaderEpoch(st.LeaderEpoch); err != nil {
+		p.log.Warn("recording a leader epoch", "topic", topic, "partition", key.Partition, "epoch", st.LeaderEpoch, "err", err)
+	}
+	now := time.Now()
+	ld = &leadership{log: l, store: p.store, delayed: p.delayed, key: key, topic: topic, self: p.broker.NodeID, epochStart: l.LogEndOffset(),
+		epoch: st.LeaderEpoch, partitionEpoch: st.PartitionEpoch, replicas: st.Replicas, isr: st.ISR, followers: map[int32]*followerState{}}
+	for _, id := range st.Replicas {
+		if id != p.broker.NodeID {
+			// A follower starts out caught up, as in Kafka, so a new
+			// leader does not shrink the ISR before followers could fetch.
+			ld.followers[id] = &followerState{logEnd: -1, caughtUp: now}
+		}
+	}
+	if p.repl.leading == nil {
+		p.repl.leading = map[Key]*leadership{}
+	}
+	p.repl.leading[key] = ld
+	return ld
+}
+
+// forget drops the leadership of key (its topic is gone, or another
+// broker leads it).
+func (p *Partitions) forget(key Key) {
+	p.repl.mu.Lock()
+	delete(p.repl.leading, key)
+	p.repl.mu.Unlock()
+}
+
+// FollowerFetch reads pt for the follower replicaID, which fetches from
+// offset, its log end offset: the leader records it, commits what every
+// in-sync replica now has, and answers with batches up to its own log end
+// (not the high watermark: a follower copies the whole log) and the high
+// watermark, from which the follower learns what is committed.
+func (pt *Partition) FollowerFetch(replicaID, leaderEpoch int32, offset int64, maxBytes int32, minOneBatch bool) (Fetched, error) {
+	none := Fetched{HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1}
+	if err := pt.CheckLeaderEpoch(leaderEpoch); err != nil {
+		return none, err
+	}
+	ld := pt.leader
+	if ld == nil || !slices.Contains(pt.Replicas, replicaID) || replicaID == pt.Leader {
+		return none, &stateError{ErrNotLeader, fmt.Sprintf("Replica %d is not recognized as a valid replica of %s-%d", replicaID, pt.Topic, pt.Key.Partition)}
+	}
+	advanced, expand := ld.recordFetch(replicaID, offset, time.Now())
+	if advanced {
+		pt.delayed.Notify(pt.Key) // acks=all produces waiting for the high watermark
+	}
+	if expand != nil {
+		ld.alterISR(expand)
+	}
+	res, err := pt.log.ReadUpTo(offset, maxBytes, minOneBatch, pt.log.LogEndOffset())
+	if err != nil {
+		return Fetched{HighWatermark: pt.HighWatermark(), LastStableOffset: pt.LastStableOffset(), LogStartOffset: pt.LogStartOffset()}, err
+	}
+	return Fetched{Records: res.Records, HighWatermark: pt.HighWatermark(), LastStableOffset: pt.LastStableOffset(), LogStartOffset: res.LogStartOffset}, nil
+}
+
+// recordFetch notes that follower id fetched from offset at now, and
+// advances the high watermark if it can; it reports whether it moved, and
+// the ISR to propose when the follower is out of it and has caught up.
+func (ld *leadership) recordFetch(id int32, offset int64, now time.Time) (advanced bool, expand []int32) {
+	leaderEnd := ld.log.LogEndOffset()
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	f := ld.followers[id]
+	if f == nil || offset > leaderEnd {
+		// Past the leader's end the follower's log has diverged: it is
+		// refused (OFFSET_OUT_OF_RANGE) and counts for nothing here.
+		return false, nil
+	}
+	switch {
+	case offset >= leaderEnd:
+		f.caughtUp = now
+	case offset >= f.leaderEndAtLastFetch && !f.lastFetch.IsZero():
+		f.caughtUp = f.lastFetch
+	}
+	f.logEnd = min(offset, leaderEnd)
+	f.lastFetch, f.leaderEndAtLastFetch = now, leaderEnd
+	advanced = ld.advanceLocked(leaderEnd)
+	// Kafka's rule for joining the ISR: the follower has everything
+	// committed, and everything of the leader's current epoch before it.
+	if !slices.Contains(ld.isr, id) && !ld.proposing && f.logEnd >= ld.log.HighWatermark() && f.logEnd >= ld.epochStart {
+		expand = append(slices.Clone(ld.isr), id)
+	}
+	return advanced, expand
+}
+
+// laggingLocked is the ISR without the followers that have not caught up
+// within lagMax; nil when none lags.
+func (ld *leadership) laggingLocked(now time.Time, lagMax time.Duration) []int32 {
+	var out []int32
+	lagging := false
+	for _, id := range ld.isr {
+		if f, ok := ld.followers[id]; ok && now.Sub(f.caughtUp) > lagMax {
+			lagging = true
+			continue
+		}
+		out = append(out, id)
+	}
+	if !lagging {
+		return nil
+	}
+	return out
+}
+
+// alterISR commits isr as the partition's in-sync set, on a goroutine of
+// its own (the fetch that asked does not wait for the store), as Kafka's
+// leader sends AlterPartition: a compare-and-swap on the leader epoch and
+// partition epoch it holds. One change at a time; a refused one is
+// proposed again on a later fetch or check.
+func (ld *leadership) alterISR(isr []int32) {
+	ld.mu.Lock()
+	if ld.proposing || ld.store == nil {
+		ld.mu.Unlock()
+		return
+	}
+	ld.proposing = true
+	expected := meta.PartitionRecord{LeaderEpoch: ld.epoch, PartitionEpoch: ld.partitionEpoch}
+	next := meta.PartitionRecord{Replicas: ld.replicas, ISR: isr, Leader: ld.self, LeaderEpoch: ld.epoch}
+	ld.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), alterISRTimeout)
+		defer cancel()
+		written, err := ld.store.AlterPartition(ctx, ld.topic, ld.key.Topic, ld.key.Partition, expected, next)
+		ld.mu.Lock()
+		ld.proposing = false
+		if err == nil && written.PartitionEpoch > ld.partitionEpoch {
+			ld.isr, ld.partitionEpoch = written.ISR, written.PartitionEpoch
+			ld.advanceLocked(ld.log.LogEndOffset())
+		}
+		ld.mu.Unlock()
+		if err == nil {
+			ld.delayed.Notify(ld.key) // acks=all waits see the new ISR and high watermark
+		}
+	}()
+}
+
+// alterISRTimeout bounds one ISR change's store transaction.
+const alterISRTimeout = 10 * time.Second
+
+// advanceLocked moves the high watermark to the smallest log end offset of
+// the in-sync replicas (the leader's own is leaderEnd). A follower in the
+// ISR that has not fetched in this epoch holds it where it is.
+func (ld *leadership) advanceLocked(leaderEnd int64) bool {
+	hw := leaderEnd
+	for _, id := range ld.isr {
+		f, ok := ld.followers[id]
+		if !ok {
+			continue // the leader itself
+		}
+		if f.logEnd < 0 {
+			return false
+		}
+		hw = min(hw, f.logEnd)
+	}
+	if hw <= ld.log.HighWatermark() {
+		return false
+	}
+	_, err := ld.log.SetHighWatermark(hw)
+	return err == nil
+}
+
+// onAppend is the leader's own log end moving: with every follower out
+// of the ISR it alone commits.
+func (ld *leadership) onAppend() {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	ld.advanceLocked(ld.log.LogEndOffset())
+}
+
+// shrinkLagging takes out of the ISR of every partition this broker leads
+// the followers that have not caught up within lagMax
+// (replica.lag.time.max.ms), as Kafka's leader does on its ISR check.
+func (p *Partitions) shrinkLagging(now time.Time, lagMax time.Duration) {
+	p.repl.mu.Lock()
+	leading := make([]*leadership, 0, len(p.repl.leading))
+	for _, ld := range p.repl.leading {
+		leading = append(leading, ld)
+	}
+	p.repl.mu.Unlock()
+	for _, ld := range leading {
+		ld.mu.Lock()
+		isr := ld.laggingLocked(now, lagMax)
+		ld.mu.Unlock()
+		if isr != nil {
+			ld.alterISR(isr)
+		}
+	}
+}
+
+// EndOffsetForEpoch answers OffsetForLeaderEpoch for pt: after checking
+// the asker's view of the current leader epoch (KIP-320), the largest
+// epoch at most epoch in the leader's log and where it ends
+// (storage.Log.EndOffsetForEpoch).
+func (pt *Partition) EndOffsetForEpoch(currentLeaderEpoch, epoch int32) (int32, int64, error) {
+	if err := pt.CheckLeaderEpoch(currentLeaderEpoch); err != nil {
+		return -1, -1, err
+	}
+	e, end := pt.log.EndOffsetForEpoch(epoch)
+	return e, end, nil
+}
