@@ -21,16 +21,14 @@ func handleOffsetForLeaderEpoch(ctx context.Context, s *Server, c *wire.Conn, r 
 	req := r.Body.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	snap := s.Store.Snapshot()
-	fromReplica := req.Version >= 3 && req.ReplicaID >= 0
+	// As Kafka: CLUSTER_ACTION (a follower's) allows every topic, else
+	// each topic needs DESCRIBE, whoever asks.
+	clusterAction := s.followerFetchAllowed(c) == nil
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
-		// A follower needs CLUSTER_ACTION, as for its fetches; a client
-		// DESCRIBE on the topic.
 		var authErr error
-		if fromReplica {
-			authErr = s.followerFetchAllowed(c)
-		} else {
+		if !clusterAction {
 			authErr = s.topicAllowed(c, auth.OpDescribe, rt.Topic)
 		}
 		for _, rp := range rt.Partitions {

@@ -259,6 +259,12 @@ func matrixCases(topicID [16]byte) map[string]matrixCase {
 				req.Topics = append(req.Topics, rt)
 				return issue(t, cl, req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0].ErrorCode
 			}},
+		// As Kafka: CLUSTER_ACTION (a follower's) or DESCRIBE on the topic
+		// (a consumer checking its position after a leader change, KIP-320).
+		"OffsetForLeaderEpoch": {key: kmsg.OffsetForLeaderEpoch, refused: kerr.TopicAuthorizationFailed, grants: onTopic(kmsg.ACLOperationDescribe),
+			call: offsetForLeaderEpochCall(-1)},
+		"OffsetForLeaderEpoch/replica": {key: kmsg.OffsetForLeaderEpoch, refused: kerr.TopicAuthorizationFailed, grants: onCluster(kmsg.ACLOperationClusterAction),
+			call: offsetForLeaderEpochCall(2)},
 		"Metadata": {key: kmsg.Metadata, refused: kerr.TopicAuthorizationFailed, grants: onTopic(kmsg.ACLOperationDescribe),
 			call: func(t *testing.T, cl *kgo.Client, _ string) int16 {
 				req := kmsg.NewPtrMetadataRequest()
@@ -481,5 +487,21 @@ func deleteACLsOf(t *testing.T, admin *kgo.Client, principal string) {
 	req.Filters = append(req.Filters, f)
 	if code := issue(t, admin, req).(*kmsg.DeleteACLsResponse).Results[0].ErrorCode; code != 0 {
 		t.Fatalf("DeleteAcls: %v", kerr.ErrorForCode(code))
+	}
+}
+
+// offsetForLeaderEpochCall asks where epoch 0 of t-0 ends, as replicaID (-1:
+// a consumer).
+func offsetForLeaderEpochCall(replicaID int32) func(*testing.T, *kgo.Client, string) int16 {
+	return func(t *testing.T, cl *kgo.Client, _ string) int16 {
+		req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+		req.Version, req.ReplicaID = 4, replicaID
+		rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+		rt.Topic = "t"
+		rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+		rp.CurrentLeaderEpoch, rp.LeaderEpoch = -1, 0
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return issue(t, cl, req).(*kmsg.OffsetForLeaderEpochResponse).Topics[0].Partitions[0].ErrorCode
 	}
 }
