@@ -188,7 +188,7 @@ func (b *Broker) Start() (err error) {
 	// KIP-890 part 1: a transactional batch is appended only to a partition
 	// its producer's ongoing transaction holds; markers sent here by a
 	// coordinator settle offsets through the group coordinator.
-	handlers.VerifyTxnPartition = b.txns.VerifyPartition
+	handlers.VerifyTxnPartition = b.verifyTxnPartition
 	handlers.WriteTxnMarker = b.routeTxnMarker(parts)
 	b.server = wire.NewServer(handlers, wire.Options{
 		MaxRequestBytes: b.cfg.SocketRequestMaxBytes,

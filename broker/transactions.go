@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -183,4 +184,68 @@ func (ms *markerSender) close() {
 		c.cl.Close()
 		delete(ms.clients, id)
 	}
+}
+
+// verifyTxnPartition is Produce's KIP-890 part 1 check: the partition must
+// be in the producer's ongoing transaction. The coordinator of the
+// transactional id answers it here when this broker leads its
+// `__transaction_state` partition; otherwise its broker is asked with a
+// verify-only AddPartitionsToTxn (v4+, broker to broker), as Kafka's
+// AddPartitionsToTxnManager does.
+func (b *Broker) verifyTxnPartition(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32) error {
+	if b.txns.Led(b.txns.Partition(transactionalID)) {
+		return b.txns.VerifyPartition(ctx, transactionalID, producerID, epoch, topic, partition)
+	}
+	snap := b.store.Snapshot()
+	st := snap.Topic(txn.Topic)
+	if st == nil {
+		return kerr.CoordinatorNotAvailable
+	}
+	coordinator := st.Leader(b.txns.Partition(transactionalID), b.cfg.NodeID)
+	if coordinator < 0 || coordinator == b.cfg.NodeID {
+		return kerr.CoordinatorNotAvailable
+	}
+	cl, err := b.markerSender.client(snap, coordinator)
+	if err != nil {
+		return fmt.Errorf("%w: %v", kerr.CoordinatorNotAvailable, err)
+	}
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.Version = 4
+	tr := kmsg.NewAddPartitionsToTxnRequestTransaction()
+	tr.TransactionalID, tr.ProducerID, tr.ProducerEpoch, tr.VerifyOnly = transactionalID, producerID, epoch, true
+	tt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+	tt.Topic, tt.Partitions = topic, []int32{partition}
+	tr.Topics = append(tr.Topics, tt)
+	req.Transactions = append(req.Transactions, tr)
+	seeds := cl.SeedBrokers()
+	if len(seeds) == 0 {
+		return kerr.CoordinatorNotAvailable
+	}
+	resp, err := req.RequestWith(ctx, seeds[0])
+	if err != nil {
+		return fmt.Errorf("%w: verifying with the transaction coordinator on broker %d: %v", kerr.CoordinatorNotAvailable, coordinator, err)
+	}
+	if len(resp.Transactions) == 0 {
+		return kerr.ErrorForCode(resp.ErrorCode)
+	}
+	for _, t := range resp.Transactions[0].Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				return verifyAnswer(err)
+			}
+		}
+	}
+	return nil
+}
+
+// verifyAnswer maps a coordinator's verify-only answer as VerifyPartition
+// does for a local one.
+func verifyAnswer(err error) error {
+	switch {
+	case errors.Is(err, kerr.ProducerFenced):
+		return kerr.InvalidProducerEpoch
+	case errors.Is(err, kerr.InvalidProducerIDMapping):
+		return kerr.InvalidTxnState
+	}
+	return err
 }
