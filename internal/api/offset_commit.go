@@ -16,6 +16,7 @@ import (
 
 	"kbroker/internal/auth"
 	"kbroker/internal/group"
+	"kbroker/internal/meta"
 	"kbroker/internal/wire"
 )
 
@@ -33,36 +34,44 @@ func handleOffsetCommit(ctx context.Context, s *Server, c *wire.Conn, r *wire.Re
 	accepted := *req
 	accepted.Topics = nil
 	for _, t := range req.Topics {
-		topic := snap.Topic(t.Topic)
-		code := int16(0)
-		switch {
-		case !s.allowed(c, auth.OpRead, auth.ResourceTopic, t.Topic):
-			code = kerr.TopicAuthorizationFailed.Code
-		case topic == nil:
-			code = kerr.UnknownTopicOrPartition.Code
-		}
+		code, ok, unknown := commitTopic(s, c, snap, t.Topic, t.Partitions, func(p kmsg.OffsetCommitRequestTopicPartition) int32 { return p.Partition })
 		if code != 0 {
 			resp.Topics = append(resp.Topics, group.CommitErrors([]kmsg.OffsetCommitRequestTopic{t}, code)...)
 			continue
 		}
-		ok, unknown := t, t
-		ok.Partitions, unknown.Partitions = nil, nil
-		for _, p := range t.Partitions {
-			if p.Partition < 0 || p.Partition >= topic.Partitions {
-				unknown.Partitions = append(unknown.Partitions, p)
-			} else {
-				ok.Partitions = append(ok.Partitions, p)
-			}
+		if len(unknown) > 0 {
+			u := t
+			u.Partitions = unknown
+			resp.Topics = append(resp.Topics, group.CommitErrors([]kmsg.OffsetCommitRequestTopic{u}, kerr.UnknownTopicOrPartition.Code)...)
 		}
-		if len(unknown.Partitions) > 0 {
-			resp.Topics = append(resp.Topics, group.CommitErrors([]kmsg.OffsetCommitRequestTopic{unknown}, kerr.UnknownTopicOrPartition.Code)...)
-		}
-		if len(ok.Partitions) > 0 {
-			accepted.Topics = append(accepted.Topics, ok)
+		if len(ok) > 0 {
+			t.Partitions = ok
+			accepted.Topics = append(accepted.Topics, t)
 		}
 	}
 	if len(accepted.Topics) > 0 || len(req.Topics) == 0 {
 		resp.Topics = append(s.Groups.Commit(ctx, &accepted), resp.Topics...)
 	}
 	return resp, nil
+}
+
+// commitTopic is the per-topic check OffsetCommit and TxnOffsetCommit share,
+// before the group coordinator sees the commit: TOPIC READ, then a known
+// topic (else code); partitions outside the topic are split off as unknown.
+func commitTopic[P any](s *Server, c *wire.Conn, snap *meta.Snapshot, name string, parts []P, partition func(P) int32) (code int16, ok, unknown []P) {
+	topic := snap.Topic(name)
+	switch {
+	case !s.allowed(c, auth.OpRead, auth.ResourceTopic, name):
+		return kerr.TopicAuthorizationFailed.Code, nil, nil
+	case topic == nil:
+		return kerr.UnknownTopicOrPartition.Code, nil, nil
+	}
+	for _, p := range parts {
+		if n := partition(p); n < 0 || n >= topic.Partitions {
+			unknown = append(unknown, p)
+		} else {
+			ok = append(ok, p)
+		}
+	}
+	return 0, ok, unknown
 }

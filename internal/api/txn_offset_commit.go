@@ -17,7 +17,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"kbroker/internal/auth"
 	"kbroker/internal/group"
 	"kbroker/internal/wire"
 )
@@ -44,32 +43,19 @@ func handleTxnOffsetCommit(ctx context.Context, s *Server, c *wire.Conn, r *wire
 	accepted := *req
 	accepted.Topics = nil
 	for _, t := range req.Topics {
-		topic := snap.Topic(t.Topic)
-		code := int16(0)
-		switch {
-		case !s.allowed(c, auth.OpRead, auth.ResourceTopic, t.Topic):
-			code = kerr.TopicAuthorizationFailed.Code
-		case topic == nil:
-			code = kerr.UnknownTopicOrPartition.Code
-		}
+		code, ok, unknown := commitTopic(s, c, snap, t.Topic, t.Partitions, func(p kmsg.TxnOffsetCommitRequestTopicPartition) int32 { return p.Partition })
 		if code != 0 {
 			resp.Topics = append(resp.Topics, group.TxnCommitErrors([]kmsg.TxnOffsetCommitRequestTopic{t}, code)...)
 			continue
 		}
-		ok, unknown := t, t
-		ok.Partitions, unknown.Partitions = nil, nil
-		for _, p := range t.Partitions {
-			if p.Partition < 0 || p.Partition >= topic.Partitions {
-				unknown.Partitions = append(unknown.Partitions, p)
-			} else {
-				ok.Partitions = append(ok.Partitions, p)
-			}
+		if len(unknown) > 0 {
+			u := t
+			u.Partitions = unknown
+			resp.Topics = append(resp.Topics, group.TxnCommitErrors([]kmsg.TxnOffsetCommitRequestTopic{u}, kerr.UnknownTopicOrPartition.Code)...)
 		}
-		if len(unknown.Partitions) > 0 {
-			resp.Topics = append(resp.Topics, group.TxnCommitErrors([]kmsg.TxnOffsetCommitRequestTopic{unknown}, kerr.UnknownTopicOrPartition.Code)...)
-		}
-		if len(ok.Partitions) > 0 {
-			accepted.Topics = append(accepted.Topics, ok)
+		if len(ok) > 0 {
+			t.Partitions = ok
+			accepted.Topics = append(accepted.Topics, t)
 		}
 	}
 	if len(accepted.Topics) > 0 {
