@@ -152,7 +152,23 @@ func TestTransitionsWaitForTheMarkers(t *testing.T) {
 	if d := h.describe("a"); d.State != PrepareCommit || len(d.Partitions) != 1 {
 		t.Fatalf("while markers are held: %+v (the partition still waits for its marker)", d)
 	}
-	is(t, "AddPartitions", h.add("a", r, t1), kerr.ConcurrentTransactions)
+	// The next transaction's AddPartitions waits for the markers, and is
+	// answered CONCURRENT_TRANSACTIONS only if they take longer than
+	// settleWait.
+	added := make(chan *kerr.Error, 1)
+	go func() { added <- h.add("a", r, t1) }()
+	select {
+	case e := <-added:
+		t.Fatalf("AddPartitions answered %v while the markers were held, before settleWait", e)
+	case <-time.After(100 * time.Millisecond):
+	}
+	h.clock.Advance(settleWait)
+	select {
+	case e := <-added:
+		is(t, "AddPartitions after settleWait", e, kerr.ConcurrentTransactions)
+	case <-time.After(5 * time.Second):
+		t.Fatal("AddPartitions still waiting after settleWait")
+	}
 	is(t, "EndTxn commit retried", h.end("a", r, true), kerr.ConcurrentTransactions)
 	is(t, "EndTxn abort", h.end("a", r, false), kerr.InvalidTxnState)
 	if got := h.init("a", -1, -1); got.Err != kerr.ConcurrentTransactions {
@@ -165,6 +181,31 @@ func TestTransitionsWaitForTheMarkers(t *testing.T) {
 	h.waitState("a", CompleteCommit)
 	if got := h.init("a", -1, -1); got.Err != nil || got.Epoch != r.Epoch+1 {
 		t.Fatalf("InitProducerId after the commit: %+v", got)
+	}
+}
+
+// A producer that begins its next transaction while the last one's markers
+// are being written waits for them instead of being told
+// CONCURRENT_TRANSACTIONS: its AddPartitions succeeds once Complete* is in.
+func TestAddPartitionsWaitsForThePreviousMarkers(t *testing.T) {
+	h := newHarness(t)
+	r := h.mustInit("a")
+	is(t, "AddPartitions", h.add("a", r, t0), nil)
+	release := h.holdMarkers()
+	defer release()
+	is(t, "EndTxn commit", h.end("a", r, true), nil)
+	added := make(chan *kerr.Error, 1)
+	go func() { added <- h.add("a", r, t1) }()
+	time.Sleep(50 * time.Millisecond)
+	release()
+	select {
+	case e := <-added:
+		is(t, "AddPartitions once the markers are in", e, nil)
+	case <-time.After(5 * time.Second):
+		t.Fatal("AddPartitions still waiting after the markers were written")
+	}
+	if d := h.describe("a"); d.State != Ongoing || len(d.Partitions) != 1 {
+		t.Fatalf("the next transaction: %+v", d)
 	}
 }
 

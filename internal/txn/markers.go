@@ -101,6 +101,44 @@ func (s *shard) finishCompletion(m *txnMeta, commit bool, gone []TopicPartition)
 		return
 	}
 	m.pendingCompletion = false
+	s.settled(m.id)
+}
+
+// settleWait bounds how long a request waits for the markers of the
+// previous transaction before it is answered as Kafka would
+// (CONCURRENT_TRANSACTIONS): markers usually take a millisecond or two.
+const settleWait = 100 * time.Millisecond
+
+// whenSettled runs fn now, or, while id's previous transaction is still
+// writing its markers, once Complete* is written or settleWait has passed,
+// whichever comes first. It runs on the loop, and so does fn.
+func (s *shard) whenSettled(id string, fn func()) {
+	m := s.txns[id]
+	if m == nil || !m.pendingCompletion || (m.state != PrepareCommit && m.state != PrepareAbort) {
+		fn()
+		return
+	}
+	ran := false
+	once := func() {
+		if !ran {
+			ran = true
+			fn()
+		}
+	}
+	if s.waiting == nil {
+		s.waiting = map[string][]func(){}
+	}
+	s.waiting[id] = append(s.waiting[id], once)
+	s.rt.After(settleWait, once)
+}
+
+// settled runs what waited for id's markers.
+func (s *shard) settled(id string) {
+	ws := s.waiting[id]
+	delete(s.waiting, id)
+	for _, fn := range ws {
+		fn()
+	}
 }
 
 // fenceAndAbort is Kafka's prepareFenceProducerEpoch followed by an abort

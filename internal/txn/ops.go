@@ -144,9 +144,15 @@ func (s *shard) checkProducer(id string, pid int64, epoch int16) (*txnMeta, *ker
 // AddPartitions adds partitions to id's transaction (AddPartitionsToTxn
 // v0-v3, and AddOffsetsToTxn with the group's offsets partition), opening
 // it if none is: Ongoing, its timeout counted from now.
+//
+// A producer that begins its next transaction while the markers of the
+// last one are still being written is held until they are in (at most
+// settleWait) rather than told CONCURRENT_TRANSACTIONS at once: Kafka
+// answers that, and clients back off for 20 ms or more, which a
+// transaction of a few milliseconds pays at almost every commit.
 func (c *Coordinator) AddPartitions(ctx context.Context, id string, pid int64, epoch int16, partitions []TopicPartition) *kerr.Error {
 	e, errc := call(ctx, c, id, func(s *shard, done func(*kerr.Error)) {
-		done(s.addPartitions(id, pid, epoch, partitions))
+		s.whenSettled(id, func() { done(s.addPartitions(id, pid, epoch, partitions)) })
 	})
 	if errc != nil {
 		return errc

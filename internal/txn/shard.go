@@ -26,6 +26,9 @@ type shard struct {
 	ctx                     context.Context
 	cancel                  context.CancelFunc
 	abortTimer, expireTimer *coordinator.Timer
+	// waiting holds, per transactional id, requests waiting for the markers
+	// of its previous transaction (whenSettled).
+	waiting map[string][]func()
 }
 
 var _ coordinator.StateMachine = (*shard)(nil)
@@ -64,6 +67,11 @@ func (s *shard) Unloaded() {
 	s.cancel()
 	s.abortTimer.Stop()
 	s.expireTimer.Stop()
+	// Requests waiting for markers are answered now, as without the wait
+	// (CONCURRENT_TRANSACTIONS: the client retries, at the next coordinator).
+	for id := range s.waiting {
+		s.settled(id)
+	}
 	s.txns = map[string]*txnMeta{}
 }
 
