@@ -220,7 +220,11 @@ func (s *Shard) txnLog() (TxnLog, error) {
 // run replays the log, then serves events until stopped.
 func (s *Shard) run() {
 	defer close(s.done)
-	if err := s.replay(); err != nil {
+	err := s.replay()
+	if errors.Is(err, errStoppedLoading) {
+		return // unloaded mid-replay: nothing was served, nothing to answer
+	}
+	if err != nil {
 		s.logger.Error("coordinator shard failed to load; requests get COORDINATOR_NOT_AVAILABLE", "partition", s.Partition, "err", err)
 		s.failed.Store(true)
 		<-s.stop
@@ -250,9 +254,17 @@ func (s *Shard) run() {
 // replayChunk is how much of the log one read returns at load.
 const replayChunk = 1 << 20
 
+// errStoppedLoading ends a replay whose shard was unloaded meanwhile (its
+// leadership moved on), as Kafka's loader stops when the leader changes,
+// so Unload does not wait for a whole log to be read for nothing.
+var errStoppedLoading = errors.New("coordinator: the shard was unloaded while loading")
+
 func (s *Shard) replay() error {
 	offset := s.log.LogStartOffset()
 	for end := s.log.LogEndOffset(); offset < end; end = s.log.LogEndOffset() {
+		if s.ctx.Err() != nil {
+			return errStoppedLoading
+		}
 		res, err := s.log.ReadUpTo(offset, replayChunk, true, end)
 		if err != nil {
 			if errors.Is(err, storage.ErrOffsetOutOfRange) && s.log.LogStartOffset() > offset {
