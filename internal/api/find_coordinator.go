@@ -132,16 +132,19 @@ func (s *Server) createOffsetsTopic(ctx context.Context) error {
 // createTxnTopic creates `__transaction_state` as createOffsetsTopic
 // creates the offsets topic: compacted, transaction.state.log.num.partitions
 // partitions of transaction.state.log.replication.factor replicas,
-// transaction.state.log.segment.bytes segments, and, as Kafka sets it,
-// min.insync.replicas = transaction.state.log.min.isr (lowered to the
-// replicas a small cluster gives it).
+// transaction.state.log.segment.bytes segments, and, as Kafka's
+// TransactionLog sets them, min.insync.replicas =
+// transaction.state.log.min.isr (lowered to the replicas a small cluster
+// gives it) and no unclean leader election, whatever the broker's
+// default: a transaction's state must never be lost to one.
 func (s *Server) createTxnTopic(ctx context.Context) error {
 	cfg := s.Txns.Config()
 	static := config.Layers{Static: s.Broker.Props}
 	configs := map[string]string{
-		"cleanup.policy":      "compact",
-		"segment.bytes":       cfg.SegmentBytes,
-		"min.insync.replicas": config.BrokerValue("transaction.state.log.min.isr", static),
+		"cleanup.policy":                 "compact",
+		"segment.bytes":                  cfg.SegmentBytes,
+		"min.insync.replicas":            config.BrokerValue("transaction.state.log.min.isr", static),
+		"unclean.leader.election.enable": "false",
 	}
 	rf := internalReplicationFactor("transaction.state.log.replication.factor", static)
 	if err := s.controller.CreateInternalTopic(ctx, txn.Topic, cfg.Partitions, rf, configs); err != nil {

@@ -211,8 +211,12 @@ func TestTransactionCoordinatorFailsOver(t *testing.T) {
 	const txnID = "failover-txn"
 	coord := waitCoordinator(t, tc.addr(1), 1, txnID, 0)
 	internalReplicas(t, tc.addr(1), txn.Topic, 3)
-	if got := describeConfigs(t, tc.addr(1), txn.Topic)["min.insync.replicas"]; deref(got.Value) != "2" {
+	txnConfigs := describeConfigs(t, tc.addr(1), txn.Topic)
+	if got := txnConfigs["min.insync.replicas"]; deref(got.Value) != "2" {
 		t.Errorf("%s min.insync.replicas = %q, want transaction.state.log.min.isr (2)", txn.Topic, deref(got.Value))
+	}
+	if got := txnConfigs["unclean.leader.election.enable"]; deref(got.Value) != "false" || got.Source != kmsg.ConfigSourceDynamicTopicConfig {
+		t.Errorf("%s unclean.leader.election.enable = %q (source %d), want a topic override false", txn.Topic, deref(got.Value), got.Source)
 	}
 
 	newTxnProducer := func() *kgo.Client {
