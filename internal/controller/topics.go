@@ -195,6 +195,7 @@ func (c *Controller) CreateInternalTopic(ctx context.Context, name string, parti
 	rf := max(1, min(int(replicationFactor), len(c.liveBrokers(snap))))
 	if v, ok := configs["min.insync.replicas"]; ok {
 		if n, err := strconv.Atoi(v); err == nil && n > rf {
+			configs = maps.Clone(configs) // the caller's map stays as given
 			configs["min.insync.replicas"] = strconv.Itoa(rf)
 		}
 	}
