@@ -28,8 +28,11 @@ func (b *Broker) startGroups(parts *replica.Partitions) *group.Coordinator {
 	// the next one without an applier.
 	cfg.GroupSettings = b.configs.GroupSettings
 	g := group.New(cfg, coordinator.RealClock{}, b.loggers.Logger("kbroker.group"))
+	// A group write waits for the offsets topic's in-sync replicas at most
+	// offsets.commit.timeout.ms, as Kafka's group coordinator does.
+	timeout := b.msConfig("offsets.commit.timeout.ms")
 	open := func(snap *meta.Snapshot, t *meta.Topic, p int32) (coordinator.Log, error) {
-		return parts.Log(snap, t, p)
+		return coordinator.NewPartitionLog(parts, b.store, snap, t, p, timeout)
 	}
 	reconcile := func(snap *meta.Snapshot) {
 		if err := g.Reconcile(snap, b.cfg.NodeID, open); err != nil {
@@ -38,13 +41,40 @@ func (b *Broker) startGroups(parts *replica.Partitions) *group.Coordinator {
 	}
 	reconcile(b.store.Snapshot())
 	b.store.OnChange(func(ev meta.Event) {
-		if ev.Full || ev.Old.Topic(group.Topic) != ev.Cur.Topic(group.Topic) {
+		if internalTopicChanged(ev, group.Topic) {
 			reconcile(ev.Cur)
 		}
 	})
 	b.store.OnChange(func(ev meta.Event) { dropDeletedTopicOffsets(g, ev) })
 	b.watchGroups(g)
 	return g
+}
+
+// internalTopicChanged reports whether ev may have moved the leadership of
+// a partition of the internal topic name: the topic itself changed
+// (created, deleted, more partitions) or one of its partition records did
+// (an election, an ISR change).
+func internalTopicChanged(ev meta.Event, name string) bool {
+	old, cur := ev.Old.Topic(name), ev.Cur.Topic(name)
+	if ev.Full || old != cur {
+		return true
+	}
+	if cur == nil {
+		return false
+	}
+	for _, k := range ev.ChangedPartitions() {
+		if k.Topic == cur.ID {
+			return true
+		}
+	}
+	return false
+}
+
+// msConfig is a static broker config in milliseconds (the catalog checked
+// it is a number).
+func (b *Broker) msConfig(name string) time.Duration {
+	n, _ := strconv.Atoi(config.BrokerValue(name, config.Layers{Static: b.cfg.Props}))
+	return time.Duration(n) * time.Millisecond
 }
 
 // deletedOffsetsTimeout bounds how long DeleteTopics waits for the group

@@ -33,12 +33,17 @@ func (b *Broker) startTransactions(parts *replica.Partitions, groups *group.Coor
 	}
 	t := txn.New(txn.ConfigFrom(config.Layers{Static: b.cfg.Props}), txn.NewProducerIDs(b.store), markers,
 		coordinator.RealClock{}, b.loggers.Logger("kbroker.txn"))
+	// A transaction state write waits for the topic's in-sync replicas at
+	// most request.timeout.ms, as Kafka's TransactionStateManager does.
+	timeout := b.msConfig("request.timeout.ms")
 	open := func(snap *meta.Snapshot, topic *meta.Topic, p int32) (coordinator.Log, int32, error) {
-		l, err := parts.Log(snap, topic, p)
+		l, err := coordinator.NewPartitionLog(parts, b.store, snap, topic, p, timeout)
 		if err != nil {
 			return nil, 0, err
 		}
-		return l, parts.State(snap, topic, p, nil).LeaderEpoch, nil
+		// The coordinator epoch in markers is the partition's leader epoch,
+		// which every election raises.
+		return l, snap.Partition(topic, p).LeaderEpoch, nil
 	}
 	reconcile := func(snap *meta.Snapshot) {
 		if err := t.Reconcile(snap, b.cfg.NodeID, open); err != nil {
@@ -47,7 +52,7 @@ func (b *Broker) startTransactions(parts *replica.Partitions, groups *group.Coor
 	}
 	reconcile(b.store.Snapshot())
 	b.store.OnChange(func(ev meta.Event) {
-		if ev.Full || ev.Old.Topic(txn.Topic) != ev.Cur.Topic(txn.Topic) {
+		if internalTopicChanged(ev, txn.Topic) {
 			reconcile(ev.Cur)
 		}
 	})
@@ -65,7 +70,7 @@ func (b *Broker) writeDataMarker(ctx context.Context, parts *replica.Partitions,
 		return txn.ErrPartitionGone
 	}
 	marker := replica.TxnMarker{ProducerID: m.ProducerID, ProducerEpoch: m.ProducerEpoch, Commit: m.Commit, CoordinatorEpoch: m.CoordinatorEpoch}
-	leader := t.Leader(m.Partition, b.cfg.NodeID)
+	leader := snap.Leader(t, m.Partition, b.cfg.NodeID)
 	if leader == b.cfg.NodeID {
 		return parts.WriteTxnMarker(ctx, snap, m.Topic, m.Partition, marker)
 	}
@@ -201,7 +206,7 @@ func (b *Broker) verifyTxnPartition(ctx context.Context, transactionalID string,
 	if st == nil {
 		return kerr.CoordinatorNotAvailable
 	}
-	coordinator := st.Leader(b.txns.Partition(transactionalID), b.cfg.NodeID)
+	coordinator := snap.Leader(st, b.txns.Partition(transactionalID), b.cfg.NodeID)
 	if coordinator < 0 || coordinator == b.cfg.NodeID {
 		return kerr.CoordinatorNotAvailable
 	}

@@ -62,6 +62,13 @@ var errorTable = []struct {
 	// moved or the broker is closing): the client looks the coordinator up
 	// again, as Kafka's NOT_COORDINATOR asks.
 	{coordinator.ErrNotLoaded, kerr.NotCoordinator},
+	// A coordinator's write to an internal-topic partition this broker no
+	// longer leads. The group and transaction shards answer their own
+	// requests NOT_COORDINATOR; a handler meets it only in WriteTxnMarkers
+	// for a `__consumer_offsets` partition, which, as any partition's
+	// leader, answers NOT_LEADER_OR_FOLLOWER so the sender looks it up
+	// again.
+	{coordinator.ErrNotLeader, kerr.NotLeaderForPartition},
 	// A marker's partition was deleted (the transaction coordinator drops
 	// it); the code WriteTxnMarkers answers for it.
 	{txn.ErrPartitionGone, kerr.UnknownTopicOrPartition},

@@ -100,7 +100,7 @@ func (s *Server) txnCoordinator(ctx context.Context, c *wire.Conn, id string, ou
 
 // coordinatorOf names the leader of partition p of internal topic t.
 func (s *Server) coordinatorOf(snap *meta.Snapshot, c *wire.Conn, t *meta.Topic, p int32, out *kmsg.FindCoordinatorResponseCoordinator) error {
-	leader := t.Leader(p, s.nodeID())
+	leader := snap.Leader(t, p, s.nodeID()) // follows elections
 	for _, b := range brokerList(s.liveBrokerSet(snap), c.Listener) {
 		if b.NodeID == leader {
 			out.NodeID, out.Host, out.Port = b.NodeID, b.Host, b.Port
@@ -111,17 +111,19 @@ func (s *Server) coordinatorOf(snap *meta.Snapshot, c *wire.Conn, t *meta.Topic,
 }
 
 // createOffsetsTopic creates `__consumer_offsets`, compacted, with
-// offsets.topic.num.partitions partitions of one replica (kbroker keeps one
-// per partition). Kafka's create-topic policy does not apply to internal
-// topics. Its answer is always COORDINATOR_NOT_AVAILABLE: the coordinators
-// load once the topic is in the metadata, and the client retries.
+// offsets.topic.num.partitions partitions of offsets.topic.replication.factor
+// replicas (no more than the live brokers). Kafka's create-topic policy
+// does not apply to internal topics. Its answer is always
+// COORDINATOR_NOT_AVAILABLE: the coordinators load once the topic is in the
+// metadata, and the client retries.
 func (s *Server) createOffsetsTopic(ctx context.Context) error {
 	static := config.Layers{Static: s.Broker.Props}
 	configs := map[string]string{
 		"cleanup.policy": "compact",
 		"segment.bytes":  config.BrokerValue("offsets.topic.segment.bytes", static),
 	}
-	if err := s.controller.CreateInternalTopic(ctx, group.Topic, s.Groups.Config().Partitions, configs); err != nil {
+	rf := internalReplicationFactor("offsets.topic.replication.factor", static)
+	if err := s.controller.CreateInternalTopic(ctx, group.Topic, s.Groups.Config().Partitions, rf, configs); err != nil {
 		s.Logger.Warn("creating the internal topic failed", "topic", group.Topic, "err", err)
 	}
 	return errOffsetsTopicNew
@@ -129,12 +131,31 @@ func (s *Server) createOffsetsTopic(ctx context.Context) error {
 
 // createTxnTopic creates `__transaction_state` as createOffsetsTopic
 // creates the offsets topic: compacted, transaction.state.log.num.partitions
-// partitions, transaction.state.log.segment.bytes segments.
+// partitions of transaction.state.log.replication.factor replicas,
+// transaction.state.log.segment.bytes segments, and, as Kafka's
+// TransactionLog sets them, min.insync.replicas =
+// transaction.state.log.min.isr (lowered to the replicas a small cluster
+// gives it) and no unclean leader election, whatever the broker's
+// default: a transaction's state must never be lost to one.
 func (s *Server) createTxnTopic(ctx context.Context) error {
 	cfg := s.Txns.Config()
-	configs := map[string]string{"cleanup.policy": "compact", "segment.bytes": cfg.SegmentBytes}
-	if err := s.controller.CreateInternalTopic(ctx, txn.Topic, cfg.Partitions, configs); err != nil {
+	static := config.Layers{Static: s.Broker.Props}
+	configs := map[string]string{
+		"cleanup.policy":                 "compact",
+		"segment.bytes":                  cfg.SegmentBytes,
+		"min.insync.replicas":            config.BrokerValue("transaction.state.log.min.isr", static),
+		"unclean.leader.election.enable": "false",
+	}
+	rf := internalReplicationFactor("transaction.state.log.replication.factor", static)
+	if err := s.controller.CreateInternalTopic(ctx, txn.Topic, cfg.Partitions, rf, configs); err != nil {
 		s.Logger.Warn("creating the internal topic failed", "topic", txn.Topic, "err", err)
 	}
 	return errTxnTopicNew
+}
+
+// internalReplicationFactor is the replication factor config name sets
+// (the catalog checked it is a short of at least 1).
+func internalReplicationFactor(name string, static config.Layers) int16 {
+	n, _ := strconv.Atoi(config.BrokerValue(name, static))
+	return int16(n)
 }

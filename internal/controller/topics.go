@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 
 	"kbroker/internal/config"
 	"kbroker/internal/meta"
@@ -178,14 +179,28 @@ func (c *Controller) AutoCreateTopic(ctx context.Context, name string) (*meta.To
 }
 
 // CreateInternalTopic creates an internal topic of the broker's own
-// (`__consumer_offsets`, later `__transaction_state`) with partitions
-// placed like any topic's. It skips the create-topic policy, which in
-// Kafka applies only to topics clients ask for. A topic that exists already
-// is no error: the first coordinator lookup of several racing brokers or
-// requests wins, and the others find its topic.
-func (c *Controller) CreateInternalTopic(ctx context.Context, name string, partitions int32, configs map[string]string) error {
-	spec := &TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: 1, Configs: configs}
-	t, err := c.store.CreateTopic(ctx, c.newTopic(c.store.Snapshot(), spec), configs)
+// (`__consumer_offsets`, `__transaction_state`) with partitions placed like
+// any topic's, replicationFactor replicas each
+// (offsets.topic.replication.factor, transaction.state.log.replication.factor)
+// but no more than the live brokers, so a cluster smaller than the factor
+// (a one-broker dev cluster above all) still gets its coordinators; a
+// min.insync.replicas in configs is lowered to the factor used, or every
+// write of a clamped topic would be refused NOT_ENOUGH_REPLICAS. It skips
+// the create-topic policy, which in Kafka applies only to topics clients
+// ask for. A topic that exists already is no error: the first coordinator
+// lookup of several racing brokers or requests wins, and the others find
+// its topic.
+func (c *Controller) CreateInternalTopic(ctx context.Context, name string, partitions int32, replicationFactor int16, configs map[string]string) error {
+	snap := c.store.Snapshot()
+	rf := max(1, min(int(replicationFactor), len(c.liveBrokers(snap))))
+	if v, ok := configs["min.insync.replicas"]; ok {
+		if n, err := strconv.Atoi(v); err == nil && n > rf {
+			configs = maps.Clone(configs) // the caller's map stays as given
+			configs["min.insync.replicas"] = strconv.Itoa(rf)
+		}
+	}
+	spec := &TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: int16(rf), Configs: configs}
+	t, err := c.store.CreateTopic(ctx, c.newTopic(snap, spec), configs)
 	switch {
 	case err == nil:
 		c.logCreated(t)

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"context"
 	"log/slog"
 	"sort"
 	"sync"
@@ -48,16 +49,21 @@ func (r *Runtime) Led(partition int32) bool { return r.Shard(partition) != nil }
 // Load starts the shard of partition over log: it replays the log on its
 // own loop, so Load returns at once; until the replay is done the shard is
 // not Loaded. A shard already running is left alone.
-func (r *Runtime) Load(partition int32, log Log) {
+func (r *Runtime) Load(partition int32, log Log) { r.LoadEpoch(partition, 0, log) }
+
+// LoadEpoch is Load for the leader epoch leaderEpoch of the partition
+// (Shard.LeaderEpoch).
+func (r *Runtime) LoadEpoch(partition, leaderEpoch int32, log Log) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.shards[partition] != nil {
 		return
 	}
 	s := &Shard{
-		Partition: partition, log: log, clock: r.clock, logger: r.logger,
+		Partition: partition, LeaderEpoch: leaderEpoch, log: log, clock: r.clock, logger: r.logger,
 		events: make(chan func()), stop: make(chan struct{}), done: make(chan struct{}),
 	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.sm = r.newSM(s)
 	r.shards[partition] = s
 	go s.run()

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,12 +13,28 @@ import (
 )
 
 // Log is the partition log of a shard: what it replays at load and appends
-// its writes to (a *storage.Log).
+// its writes to (a *storage.Log, or a PartitionLog when the partition has
+// replicas to wait for).
 type Log interface {
 	Append(batch []byte, now time.Time) (storage.AppendResult, error)
-	Read(offset int64, maxBytes int32, minOneBatch bool) (storage.ReadResult, error)
+	// ReadUpTo reads whole batches below upTo: a shard replays up to the
+	// log end, not the high watermark, as Kafka's coordinator loader
+	// does, since a newly elected leader's log is the partition's log
+	// and what it holds past the high watermark is committed as the
+	// followers copy it.
+	ReadUpTo(offset int64, maxBytes int32, minOneBatch bool, upTo int64) (storage.ReadResult, error)
 	LogStartOffset() int64
-	HighWatermark() int64
+	LogEndOffset() int64
+}
+
+// Committer is a Log whose appends count only once its in-sync replicas
+// hold them (Kafka's coordinators write with acks=-1): a shard's write
+// returns only when AwaitCommitted does. A log without it (one replica)
+// commits on append.
+type Committer interface {
+	// AwaitCommitted waits until the record at lastOffset is committed,
+	// ctx ends (the shard unloads) or the log's write timeout passes.
+	AwaitCommitted(ctx context.Context, lastOffset int64) error
 }
 
 // StateMachine is the state a shard owns. Every method runs on the shard's
@@ -39,12 +56,20 @@ var ErrNotLoaded = errors.New("coordinator: shard is not loaded")
 // that owns it.
 type Shard struct {
 	Partition int32
-	log       Log
-	clock     Clock
-	logger    *slog.Logger
-	sm        StateMachine
+	// LeaderEpoch is the leader epoch of the partition when the shard was
+	// loaded: a shard is loaded afresh for a new epoch, since another
+	// broker may have led (and written) in between.
+	LeaderEpoch int32
+	log         Log
+	clock       Clock
+	logger      *slog.Logger
+	sm          StateMachine
 
-	events   chan func()
+	events chan func()
+	// ctx ends when the shard stops, so a write waiting for its replicas
+	// gives up and the loop can finish.
+	ctx      context.Context
+	cancel   context.CancelFunc
 	stop     chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
@@ -118,8 +143,24 @@ func (s *Shard) Write(records []Record) error {
 	if len(records) == 0 {
 		return nil
 	}
-	if _, err := s.log.Append(buildBatch(records, s.clock.Now()), s.clock.Now()); err != nil {
+	res, err := s.log.Append(buildBatch(records, s.clock.Now()), s.clock.Now())
+	if err != nil {
 		return fmt.Errorf("appending to the internal topic log: %w", err)
+	}
+	return s.awaitCommitted(res.LastOffset)
+}
+
+// awaitCommitted waits, on the loop, until the replicas hold the shard's
+// write up to lastOffset. The loop waits with it: the shard's next change
+// is made only once this one is committed, so no answer depends on a
+// record that could still be lost with the leader.
+func (s *Shard) awaitCommitted(lastOffset int64) error {
+	c, ok := s.log.(Committer)
+	if !ok {
+		return nil
+	}
+	if err := c.AwaitCommitted(s.ctx, lastOffset); err != nil {
+		return fmt.Errorf("waiting for the internal topic's replicas: %w", err)
 	}
 	return nil
 }
@@ -146,10 +187,11 @@ func (s *Shard) WriteTransactional(producerID int64, epoch int16, records []Reco
 		return err
 	}
 	info := BatchInfo{ProducerID: producerID, ProducerEpoch: epoch, Transactional: true}
-	if _, err := tl.AppendAsCoordinator(buildBatchOf(records, s.clock.Now(), info), s.clock.Now()); err != nil {
+	res, err := tl.AppendAsCoordinator(buildBatchOf(records, s.clock.Now(), info), s.clock.Now())
+	if err != nil {
 		return fmt.Errorf("appending to the internal topic log: %w", err)
 	}
-	return nil
+	return s.awaitCommitted(res.LastOffset)
 }
 
 // WriteMarker appends the commit or abort control batch of producer's
@@ -160,10 +202,11 @@ func (s *Shard) WriteMarker(producerID int64, epoch int16, commit bool, coordina
 		return err
 	}
 	m := storage.TxnMarker{ProducerID: producerID, ProducerEpoch: epoch, Commit: commit, CoordinatorEpoch: coordinatorEpoch}
-	if _, err := tl.AppendTxnMarker(m, s.clock.Now()); err != nil {
+	res, err := tl.AppendTxnMarker(m, s.clock.Now())
+	if err != nil {
 		return fmt.Errorf("appending a transaction marker to the internal topic log: %w", err)
 	}
-	return nil
+	return s.awaitCommitted(res.LastOffset)
 }
 
 func (s *Shard) txnLog() (TxnLog, error) {
@@ -177,7 +220,11 @@ func (s *Shard) txnLog() (TxnLog, error) {
 // run replays the log, then serves events until stopped.
 func (s *Shard) run() {
 	defer close(s.done)
-	if err := s.replay(); err != nil {
+	err := s.replay()
+	if errors.Is(err, errStoppedLoading) {
+		return // unloaded mid-replay: nothing was served, nothing to answer
+	}
+	if err != nil {
 		s.logger.Error("coordinator shard failed to load; requests get COORDINATOR_NOT_AVAILABLE", "partition", s.Partition, "err", err)
 		s.failed.Store(true)
 		<-s.stop
@@ -207,10 +254,18 @@ func (s *Shard) run() {
 // replayChunk is how much of the log one read returns at load.
 const replayChunk = 1 << 20
 
+// errStoppedLoading ends a replay whose shard was unloaded meanwhile (its
+// leadership moved on), as Kafka's loader stops when the leader changes,
+// so Unload does not wait for a whole log to be read for nothing.
+var errStoppedLoading = errors.New("coordinator: the shard was unloaded while loading")
+
 func (s *Shard) replay() error {
 	offset := s.log.LogStartOffset()
-	for offset < s.log.HighWatermark() {
-		res, err := s.log.Read(offset, replayChunk, true)
+	for end := s.log.LogEndOffset(); offset < end; end = s.log.LogEndOffset() {
+		if s.ctx.Err() != nil {
+			return errStoppedLoading
+		}
+		res, err := s.log.ReadUpTo(offset, replayChunk, true, end)
 		if err != nil {
 			if errors.Is(err, storage.ErrOffsetOutOfRange) && s.log.LogStartOffset() > offset {
 				offset = s.log.LogStartOffset() // compaction or retention moved the start
@@ -232,7 +287,10 @@ func (s *Shard) replay() error {
 
 // close stops the loop and waits for it.
 func (s *Shard) close() {
-	s.stopOnce.Do(func() { close(s.stop) })
+	s.stopOnce.Do(func() {
+		close(s.stop)
+		s.cancel()
+	})
 	<-s.done
 }
 

@@ -10,24 +10,34 @@ type OpenLog func(snap *meta.Snapshot, t *meta.Topic, partition int32) (coordina
 
 // Reconcile loads a shard for every `__consumer_offsets` partition this
 // broker (self) leads in snap and unloads those it no longer leads, so a
-// group's coordinator moves with its partition. Call it at start and after
-// every metadata change.
+// group's coordinator moves with its partition's leadership as elections
+// change it (Snapshot.Leader). A shard loaded in an older leader epoch is
+// loaded again: another broker may have led and written in between. Call
+// it at start and after every metadata change of the topic or its
+// partitions.
 func (c *Coordinator) Reconcile(snap *meta.Snapshot, self int32, open OpenLog) error {
 	t := snap.Topic(Topic)
 	if t != nil {
 		c.partitions.Store(t.Partitions)
 	}
-	var firstErr error
+	leads := func(p int32) (bool, int32) {
+		if t == nil || p >= t.Partitions || snap.Leader(t, p, self) != self {
+			return false, 0
+		}
+		return true, snap.Partition(t, p).LeaderEpoch
+	}
 	for _, rs := range c.rt.Shards() {
-		if t == nil || rs.Partition >= t.Partitions || t.Leader(rs.Partition, self) != self {
+		if led, epoch := leads(rs.Partition); !led || epoch != rs.LeaderEpoch {
 			c.rt.Unload(rs.Partition)
 		}
 	}
 	if t == nil {
 		return nil
 	}
+	var firstErr error
 	for p := int32(0); p < t.Partitions; p++ {
-		if t.Leader(p, self) != self || c.rt.Led(p) {
+		led, epoch := leads(p)
+		if !led || c.rt.Led(p) {
 			continue
 		}
 		l, err := open(snap, t, p)
@@ -37,7 +47,7 @@ func (c *Coordinator) Reconcile(snap *meta.Snapshot, self int32, open OpenLog) e
 			}
 			continue
 		}
-		c.rt.Load(p, l)
+		c.rt.LoadEpoch(p, epoch, l)
 	}
 	return firstErr
 }

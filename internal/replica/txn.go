@@ -46,6 +46,28 @@ func (pt *Partition) AppendTxnMarker(m TxnMarker, now time.Time) error {
 	if _, err := pt.log.AppendTxnMarker(m, now); err != nil {
 		return err
 	}
-	pt.delayed.Notify(pt.Key)
+	pt.appended()
 	return nil
+}
+
+// AppendAsCoordinator appends a coordinator's own batch (a transactional
+// offset commit of `__consumer_offsets`: transactional, without sequence
+// numbers, storage.Log.AppendAsCoordinator) as the partition's leader, and
+// lets the leader commit it and the waiting fetches (followers' included)
+// see it, as AppendAsLeader does for a producer's batch.
+func (pt *Partition) AppendAsCoordinator(batch []byte, now time.Time) (storage.AppendResult, error) {
+	res, err := pt.log.AppendAsCoordinator(batch, now)
+	if err == nil && !res.Duplicate {
+		pt.appended()
+	}
+	return res, err
+}
+
+// appended is the log end having moved: a leader whose followers are all
+// out of the ISR commits alone, and what waits on the partition wakes.
+func (pt *Partition) appended() {
+	if pt.leader != nil {
+		pt.leader.onAppend()
+	}
+	pt.delayed.Notify(pt.Key)
 }

@@ -82,10 +82,10 @@ func (c *Coordinator) Partition(transactionalID string) int32 {
 }
 
 // Load starts coordinating the ids of partition, replaying log; epoch is
-// the coordinator epoch its markers carry.
+// the coordinator epoch its markers carry: the partition's leader epoch.
 func (c *Coordinator) Load(partition int32, epoch int32, log coordinator.Log) {
 	c.epochs.Store(partition, epoch)
-	c.rt.Load(partition, log)
+	c.rt.LoadEpoch(partition, epoch, log)
 }
 
 func (c *Coordinator) epochOf(partition int32) int32 {
@@ -108,15 +108,25 @@ func (c *Coordinator) Close() { c.rt.Close() }
 type OpenLog func(snap *meta.Snapshot, t *meta.Topic, partition int32) (coordinator.Log, int32, error)
 
 // Reconcile loads a shard for every `__transaction_state` partition this
-// broker (self) leads in snap and unloads those it no longer leads. Call it
-// at start and after every metadata change.
+// broker (self) leads in snap and unloads those it no longer leads, so an
+// id's coordinator moves with its partition's leadership as elections
+// change it (Snapshot.Leader). A shard loaded in an older leader epoch is
+// loaded again, with the new coordinator epoch: another broker may have
+// led and written in between. Call it at start and after every metadata
+// change of the topic or its partitions.
 func (c *Coordinator) Reconcile(snap *meta.Snapshot, self int32, open OpenLog) error {
 	t := snap.Topic(Topic)
 	if t != nil {
 		c.partitions.Store(t.Partitions)
 	}
+	leads := func(p int32) (bool, int32) {
+		if t == nil || p >= t.Partitions || snap.Leader(t, p, self) != self {
+			return false, 0
+		}
+		return true, snap.Partition(t, p).LeaderEpoch
+	}
 	for _, rs := range c.rt.Shards() {
-		if t == nil || rs.Partition >= t.Partitions || t.Leader(rs.Partition, self) != self {
+		if led, epoch := leads(rs.Partition); !led || epoch != rs.LeaderEpoch {
 			c.rt.Unload(rs.Partition)
 		}
 	}
@@ -125,7 +135,8 @@ func (c *Coordinator) Reconcile(snap *meta.Snapshot, self int32, open OpenLog) e
 	}
 	var firstErr error
 	for p := int32(0); p < t.Partitions; p++ {
-		if t.Leader(p, self) != self || c.rt.Led(p) {
+		led, _ := leads(p)
+		if !led || c.rt.Led(p) {
 			continue
 		}
 		l, epoch, err := open(snap, t, p)
