@@ -60,6 +60,10 @@ type followerState struct {
 	// time of one of its fetches): replica.lag.time.max.ms is measured
 	// from it.
 	caughtUp time.Time
+	// logStart is the follower's log start offset as its last fetch said
+	// (-1: unknown), from which the leader's low watermark is computed
+	// (delete_records.go).
+	logStart int64
 }
 
 // lead returns the leadership of key (a partition whose state st has
@@ -92,7 +96,7 @@ func (p *Partitions) lead(key Key, topic string, st PartitionState, l *storage.L
 		if id != p.broker.NodeID {
 			// A follower starts out caught up, as in Kafka, so a new
 			// leader does not shrink the ISR before followers could fetch.
-			ld.followers[id] = &followerState{logEnd: -1, caughtUp: now}
+			ld.followers[id] = &followerState{logEnd: -1, caughtUp: now, logStart: -1}
 		}
 	}
 	if p.repl.leading == nil {
@@ -115,7 +119,7 @@ func (p *Partitions) forget(key Key) {
 // in-sync replica now has, and answers with batches up to its own log end
 // (not the high watermark: a follower copies the whole log) and the high
 // watermark, from which the follower learns what is committed.
-func (pt *Partition) FollowerFetch(replicaID, leaderEpoch int32, offset int64, maxBytes int32, minOneBatch bool) (Fetched, error) {
+func (pt *Partition) FollowerFetch(replicaID, leaderEpoch int32, offset, logStart int64, maxBytes int32, minOneBatch bool) (Fetched, error) {
 	none := Fetched{HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1}
 	if err := pt.CheckLeaderEpoch(leaderEpoch); err != nil {
 		return none, err
@@ -125,6 +129,9 @@ func (pt *Partition) FollowerFetch(replicaID, leaderEpoch int32, offset int64, m
 		return none, &stateError{ErrNotLeader, fmt.Sprintf("Replica %d is not recognized as a valid replica of %s-%d", replicaID, pt.Topic, pt.Key.Partition)}
 	}
 	advanced, expand := ld.recordFetch(replicaID, offset, time.Now())
+	if ld.recordLogStart(replicaID, logStart) {
+		advanced = true // a DeleteRecords waiting for the low watermark
+	}
 	if advanced {
 		pt.delayed.Notify(pt.Key) // acks=all produces waiting for the high watermark
 	}

@@ -162,3 +162,14 @@ func (l *Log) StartLeaderEpoch(epoch int32) error {
 	l.epoch.Store(epoch)
 	return l.epochs.assignEpoch(epoch, l.end.Load().offset)
 }
+
+// clear drops every epoch (the log was emptied).
+func (c *epochCache) clear() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) == 0 {
+		return nil
+	}
+	c.entries = nil
+	return c.writeLocked()
+}

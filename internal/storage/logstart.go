@@ -2,6 +2,7 @@ package storage
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -89,4 +90,51 @@ func (l *Log) loadLogStart() {
 	}
 	l.logStart.Store(min(cp, l.end.Load().offset))
 	l.ps.truncateHead(l.logStart.Load())
+}
+
+// TruncateFullyAndStartAt empties the log and starts it again at offset,
+// as Kafka's follower does when its whole log is below its leader's log
+// start offset (the leader deleted, with DeleteRecords or retention, the
+// records the follower would fetch next): nothing it holds is still in
+// the leader's log, so it keeps nothing and fetches from the leader's
+// start. Only a follower calls it.
+func (l *Log) TruncateFullyAndStartAt(offset int64) error {
+	l.cleanMu.Lock()
+	defer l.cleanMu.Unlock()
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.isClosed() {
+		return ErrClosed
+	}
+	l.sealing.Wait()
+	if err := writeLogStartCheckpoint(l.dir, offset); err != nil {
+		return err
+	}
+	l.mu.RLock()
+	old := l.segs
+	l.mu.RUnlock()
+	// The new segment must not collide with an old one of the same base:
+	// those go first.
+	for _, s := range old {
+		if err := s.remove(); err != nil {
+			return err
+		}
+	}
+	s, err := createSegment(l.dir, offset, l.cfg.IndexIntervalBytes)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.segs = []*segment{s}
+	l.mu.Unlock()
+	removeSnapshotsAbove(l.dir, -1)
+	l.end.Store(&logEnd{offset: offset, seg: s, pos: 0})
+	l.logStart.Store(offset)
+	l.hw.Store(offset)
+	l.ps = newProducerState()
+	l.firstUnstable.Store(math.MaxInt64)
+	l.flushedTo.Store(offset)
+	l.firstDirty.Store(offset)
+	l.notify()
+	return l.epochs.clear()
 }

@@ -55,3 +55,30 @@ func TestDeleteRecordsMovesTheLogStartInsideASegmentAndSurvivesACrash(t *testing
 		t.Fatalf("append after deleting everything: %+v", res)
 	}
 }
+
+func TestTruncateFullyAndStartAtLeavesAnEmptyLogThatContinuesAtTheOffset(t *testing.T) {
+	cfg := smallConfig()
+	cfg.SegmentBytes = 1200
+	l, dir := openTestLog(t, cfg)
+	l.SetReplicated(true)
+	for range 6 {
+		mustAppend(t, l, testBatch{n: 5, valueSize: 40}.build(t))
+	}
+	if err := l.TruncateFullyAndStartAt(100); err != nil {
+		t.Fatal(err)
+	}
+	if l.LogStartOffset() != 100 || l.LogEndOffset() != 100 || l.HighWatermark() != 100 || len(l.segs) != 1 {
+		t.Fatalf("start %d end %d hw %d segments %d, want 100 100 100 1", l.LogStartOffset(), l.LogEndOffset(), l.HighWatermark(), len(l.segs))
+	}
+	if _, err := l.Read(20, 1<<20, true); !errors.Is(err, ErrOffsetOutOfRange) {
+		t.Fatalf("read of an old offset: %v", err)
+	}
+	l2, err := Open(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	if l2.LogStartOffset() != 100 || l2.LogEndOffset() != 100 {
+		t.Fatalf("reopened: start %d end %d", l2.LogStartOffset(), l2.LogEndOffset())
+	}
+}
