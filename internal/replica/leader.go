@@ -42,10 +42,17 @@ type leadership struct {
 	epoch          int32
 	partitionEpoch int32   // of the record isr is from
 	replicas, isr  []int32 // from the partition record
-	followers      map[int32]*followerState
-	proposing      bool // an ISR change is being committed
-	store          *meta.Store
-	delayed        *DelayedQueue[Key]
+	// elr and lastKnownELR are the record's (KIP-966): an ISR change
+	// carries them on (meta.PartitionRecord.WithISR).
+	elr, lastKnownELR []int32
+	// minISR is the topic's min.insync.replicas now: below it the high
+	// watermark stays where it is (KIP-966), so that the replicas that
+	// left the ISR, now in the ELR, hold every committed record.
+	minISR    func() int
+	followers map[int32]*followerState
+	proposing bool // an ISR change is being committed
+	store     *meta.Store
+	delayed   *DelayedQueue[Key]
 }
 
 // followerState is what the leader knows of one follower.
@@ -79,6 +86,7 @@ func (p *Partitions) lead(key Key, topic string, st PartitionState, l *storage.L
 		same := ld.epoch == st.LeaderEpoch
 		if same && st.PartitionEpoch > ld.partitionEpoch {
 			ld.isr, ld.replicas, ld.partitionEpoch = st.ISR, st.Replicas, st.PartitionEpoch
+			ld.elr, ld.lastKnownELR = st.ELR, st.LastKnownELR
 		}
 		ld.mu.Unlock()
 		if same {
@@ -91,7 +99,9 @@ func (p *Partitions) lead(key Key, topic string, st PartitionState, l *storage.L
 	}
 	now := time.Now()
 	ld = &leadership{log: l, store: p.store, delayed: p.delayed, key: key, topic: topic, self: p.broker.NodeID, epochStart: l.LogEndOffset(),
-		epoch: st.LeaderEpoch, partitionEpoch: st.PartitionEpoch, replicas: st.Replicas, isr: st.ISR, followers: map[int32]*followerState{}}
+		epoch: st.LeaderEpoch, partitionEpoch: st.PartitionEpoch, replicas: st.Replicas, isr: st.ISR, followers: map[int32]*followerState{},
+		elr: st.ELR, lastKnownELR: st.LastKnownELR,
+		minISR: func() int { return p.MinInsyncReplicas(p.store.Snapshot(), topic) }}
 	for _, id := range st.Replicas {
 		if id != p.broker.NodeID {
 			// A follower starts out caught up, as in Kafka, so a new
@@ -206,7 +216,8 @@ func (ld *leadership) alterISR(isr []int32) {
 	}
 	ld.proposing = true
 	expected := meta.PartitionRecord{LeaderEpoch: ld.epoch, PartitionEpoch: ld.partitionEpoch}
-	next := meta.PartitionRecord{Replicas: ld.replicas, ISR: isr, Leader: ld.self, LeaderEpoch: ld.epoch}
+	cur := meta.PartitionRecord{Replicas: ld.replicas, ISR: ld.isr, ELR: ld.elr, LastKnownELR: ld.lastKnownELR, Leader: ld.self, LeaderEpoch: ld.epoch}
+	next := cur.WithISR(isr, ld.minISR())
 	ld.mu.Unlock()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), alterISRTimeout)
@@ -216,6 +227,7 @@ func (ld *leadership) alterISR(isr []int32) {
 		ld.proposing = false
 		if err == nil && written.PartitionEpoch > ld.partitionEpoch {
 			ld.isr, ld.partitionEpoch = written.ISR, written.PartitionEpoch
+			ld.elr, ld.lastKnownELR = written.ELR, written.LastKnownELR
 			ld.advanceLocked(ld.log.LogEndOffset())
 		}
 		ld.mu.Unlock()
@@ -230,8 +242,13 @@ const alterISRTimeout = 10 * time.Second
 
 // advanceLocked moves the high watermark to the smallest log end offset of
 // the in-sync replicas (the leader's own is leaderEnd). A follower in the
-// ISR that has not fetched in this epoch holds it where it is.
+// ISR that has not fetched in this epoch holds it where it is, and so does
+// an ISR smaller than min.insync.replicas (or the replication factor, if
+// smaller), as in Kafka 4 with eligible leader replicas.
 func (ld *leadership) advanceLocked(leaderEnd int64) bool {
+	if ld.minISR != nil && len(ld.isr) < min(ld.minISR(), len(ld.replicas)) {
+		return false // under min ISR (KIP-966): what is written is not yet committed
+	}
 	hw := leaderEnd
 	for _, id := range ld.isr {
 		f, ok := ld.followers[id]
