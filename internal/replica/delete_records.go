@@ -27,35 +27,65 @@ var ErrDeleteRecordsTimeout = errors.New("delete records timed out")
 // DeleteRecordsRequest.HIGH_WATERMARK).
 const DeleteRecordsHighWatermark = -1
 
-// DeleteRecords deletes the records of pt below offset and returns the
-// low watermark once it is at least offset (or timeout passed, with
-// ErrDeleteRecordsTimeout). An offset past the high watermark (or below
-// -1) is OFFSET_OUT_OF_RANGE (storage.ErrOffsetOutOfRange); -1 is the high
-// watermark. parked is the time spent waiting for followers.
-func (p *Partitions) DeleteRecords(ctx context.Context, pt *Partition, offset int64, timeout time.Duration) (lowWatermark int64, parked time.Duration, err error) {
+// DeleteWait is one partition of a DeleteRecords: the leader has moved
+// its log start offset to Offset and waits for its followers.
+// AwaitLowWatermarks sets LowWatermark and Err.
+type DeleteWait struct {
+	Partition    Partition
+	Offset       int64
+	LowWatermark int64
+	Err          error
+}
+
+// DeleteRecords deletes the records of pt below offset in the leader's
+// log and returns the offset the low watermark must reach. An offset past
+// the high watermark (or below -1) is OFFSET_OUT_OF_RANGE
+// (storage.ErrOffsetOutOfRange); -1 is the high watermark.
+func (pt *Partition) DeleteRecords(offset int64) (int64, error) {
 	if offset == DeleteRecordsHighWatermark {
 		offset = pt.HighWatermark()
 	}
 	if offset < 0 {
-		return -1, 0, fmt.Errorf("%w: cannot delete records up to offset %d", storage.ErrOffsetOutOfRange, offset)
+		return -1, fmt.Errorf("%w: The offset %d for partition %s-%d is not valid", storage.ErrOffsetOutOfRange, offset, pt.Topic, pt.Key.Partition)
 	}
 	if _, err := pt.log.IncrementLogStartOffset(offset); err != nil {
-		return -1, 0, err
+		return -1, err
 	}
 	pt.delayed.Notify(pt.Key) // long-polling fetches below the new start answer at once
-	if pt.leader == nil {
-		return pt.LogStartOffset(), 0, nil
+	return offset, nil
+}
+
+// AwaitLowWatermarks waits until the low watermark of every wait's
+// partition reaches its offset, or timeout passes (or ctx ends), as
+// Kafka's DelayedDeleteRecords, and sets each wait's LowWatermark, or Err
+// (ErrDeleteRecordsTimeout) with LowWatermark -1. A partition without
+// followers is done at once. parked is the time spent waiting.
+func (p *Partitions) AwaitLowWatermarks(ctx context.Context, waits []DeleteWait, timeout time.Duration) (parked time.Duration) {
+	reached := func(w *DeleteWait) bool { return p.lowWatermark(&w.Partition) >= w.Offset }
+	all := func() bool {
+		for i := range waits {
+			if !reached(&waits[i]) {
+				return false
+			}
+		}
+		return true
 	}
-	reached := func() bool { return p.lowWatermark(pt) >= offset }
-	if !reached() {
-		seen := p.delayed.Notifications()
-		_, parked = p.delayed.Await(ctx, []Key{pt.Key}, seen, time.Now().Add(timeout), reached)
+	seen := p.delayed.Notifications()
+	if !all() {
+		keys := make([]Key, len(waits))
+		for i := range waits {
+			keys[i] = waits[i].Partition.Key
+		}
+		_, parked = p.delayed.Await(ctx, keys, seen, time.Now().Add(timeout), all)
 	}
-	low := p.lowWatermark(pt)
-	if low < offset {
-		return low, parked, &stateError{ErrDeleteRecordsTimeout, fmt.Sprintf("The replicas of %s-%d did not all delete the records below offset %d within the request timeout", pt.Topic, pt.Key.Partition, offset)}
+	for i := range waits {
+		w := &waits[i]
+		if w.LowWatermark = p.lowWatermark(&w.Partition); w.LowWatermark < w.Offset {
+			w.LowWatermark = -1
+			w.Err = &stateError{ErrDeleteRecordsTimeout, fmt.Sprintf("The replicas of %s-%d did not all delete the records below offset %d within the request timeout", w.Partition.Topic, w.Partition.Key.Partition, w.Offset)}
+		}
 	}
-	return low, parked, nil
+	return parked
 }
 
 // lowWatermark is the smallest log start offset of pt's leader and its
@@ -63,8 +93,11 @@ func (p *Partitions) DeleteRecords(ctx context.Context, pt *Partition, offset in
 // follower that has not told its own yet counts as -1.
 func (p *Partitions) lowWatermark(pt *Partition) int64 {
 	low := pt.LogStartOffset()
-	live := p.store.Snapshot().LiveBrokers()
 	ld := pt.leader
+	if ld == nil {
+		return low
+	}
+	live := p.store.Snapshot().LiveBrokers()
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
 	for id, f := range ld.followers {
