@@ -217,7 +217,7 @@ func (ld *leadership) alterISR(isr []int32) {
 	ld.proposing = true
 	expected := meta.PartitionRecord{LeaderEpoch: ld.epoch, PartitionEpoch: ld.partitionEpoch}
 	cur := meta.PartitionRecord{Replicas: ld.replicas, ISR: ld.isr, ELR: ld.elr, LastKnownELR: ld.lastKnownELR, Leader: ld.self, LeaderEpoch: ld.epoch}
-	next := cur.WithISR(isr, ld.minISR())
+	next := meta.WithLastKnownLeader(cur, cur.WithISR(isr, ld.minISR())) // a led partition has no last known leader
 	ld.mu.Unlock()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), alterISRTimeout)

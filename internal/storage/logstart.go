@@ -76,6 +76,9 @@ func (l *Log) IncrementLogStartOffset(offset int64) (int64, error) {
 	// Whole segments below the new start go now (Kafka's retention thread
 	// deletes them at its next pass as log-start-offset breaches).
 	_, err := l.deleteOldest(func(*segment, int64) bool { return true }, offset)
+	if eerr := l.epochs.truncateFromStart(offset); err == nil {
+		err = eerr
+	}
 	return offset, err
 }
 

@@ -82,3 +82,23 @@ func TestTruncateFullyAndStartAtLeavesAnEmptyLogThatContinuesAtTheOffset(t *test
 		t.Fatalf("reopened: start %d end %d", l2.LogStartOffset(), l2.LogEndOffset())
 	}
 }
+
+func TestDeleteRecordsMovesTheLeaderEpochsToTheNewStart(t *testing.T) {
+	l, _ := openTestLog(t, smallConfig())
+	for epoch := int32(1); epoch <= 3; epoch++ {
+		l.SetLeaderEpoch(epoch)
+		if err := l.StartLeaderEpoch(epoch); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			mustAppend(t, l, testBatch{n: 5}.build(t))
+		}
+	}
+	// Epoch 1 holds 0-9, epoch 2 10-19, epoch 3 20-29.
+	if _, err := l.IncrementLogStartOffset(15); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.epochs.entries; len(got) != 2 || got[0] != (EpochEntry{2, 15}) || got[1] != (EpochEntry{3, 20}) {
+		t.Fatalf("epochs after deleting below 15: %v, want [{2 15} {3 20}]", got)
+	}
+}
