@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/broker/brokertest"
+	"kbroker/internal/config"
 )
 
 // describedPartition is partition 0 of topic as DescribeTopicPartitions on
@@ -268,5 +269,41 @@ func TestEligibleLeaderReplicasKeepAcknowledgedRecordsAsBrokersDieInTurn(t *test
 		if !seen[fmt.Sprint("v", i)] {
 			t.Errorf("acknowledged record v%d is missing", i)
 		}
+	}
+}
+
+// The leader's own ISR shrink (a follower that cannot fetch, after
+// replica.lag.time.max.ms) below min.insync.replicas puts the follower in
+// the ELR, as Kafka's controller does with the leader's AlterPartition.
+func TestLeaderShrinkBelowMinISRFillsTheELR(t *testing.T) {
+	tc := startCluster(t, 3, config.Properties{"replica.lag.time.max.ms": "1000"}, map[int32]config.Properties{3: {"inter.broker.listener.name": "NOWHERE"}})
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "shrunk", -1, -1
+	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	a.Partition, a.Replicas = 0, []int32{1, 2, 3}
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+	c := kmsg.NewCreateTopicsRequestTopicConfig()
+	c.Name, c.Value = "min.insync.replicas", kmsg.StringPtr("3")
+	rt.Configs = append(rt.Configs, c)
+	req.Topics = append(req.Topics, rt)
+	if got := send[*kmsg.CreateTopicsResponse](t, tc.addr(1), req).Topics[0]; got.ErrorCode != 0 {
+		t.Fatalf("creating: %v", kerr.ErrorForCode(got.ErrorCode))
+	}
+	tc.waitTopic(t, "shrunk")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := newProducer(t, tc, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "shrunk", Value: []byte("first")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	var d kmsg.DescribeTopicPartitionsResponseTopicPartition
+	eventually(t, "the silent follower out of the ISR", func() bool {
+		d = describedPartition(t, tc.addr(1), "shrunk")
+		return len(d.ISR) == 2
+	})
+	if !slices.Equal(d.ISR, []int32{1, 2}) || !slices.Equal(d.EligibleLeaderReplicas, []int32{3}) || d.LeaderID != 1 || len(d.LastKnownELR) != 0 {
+		t.Errorf("after the leader's shrink below min ISR: %+v, want ISR [1 2] ELR [3]", d)
 	}
 }
