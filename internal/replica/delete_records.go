@@ -58,10 +58,11 @@ func (pt *Partition) DeleteRecords(offset int64) (int64, error) {
 // AwaitLowWatermarks waits until the low watermark of every wait's
 // partition reaches its offset, or timeout passes (or ctx ends), as
 // Kafka's DelayedDeleteRecords, and sets each wait's LowWatermark, or Err
-// (ErrDeleteRecordsTimeout) with LowWatermark -1. A partition without
-// followers is done at once. parked is the time spent waiting.
+// (ErrDeleteRecordsTimeout, or ErrNotLeader when leadership moved
+// meanwhile) with LowWatermark -1. A partition without followers is done
+// at once. parked is the time spent waiting.
 func (p *Partitions) AwaitLowWatermarks(ctx context.Context, waits []DeleteWait, timeout time.Duration) (parked time.Duration) {
-	reached := func(w *DeleteWait) bool { return p.lowWatermark(&w.Partition) >= w.Offset }
+	reached := func(w *DeleteWait) bool { return !p.stillLeads(&w.Partition) || p.lowWatermark(&w.Partition) >= w.Offset }
 	all := func() bool {
 		for i := range waits {
 			if !reached(&waits[i]) {
@@ -80,12 +81,29 @@ func (p *Partitions) AwaitLowWatermarks(ctx context.Context, waits []DeleteWait,
 	}
 	for i := range waits {
 		w := &waits[i]
+		if !p.stillLeads(&w.Partition) {
+			// As DelayedDeleteRecords: the partition moved while waiting.
+			w.LowWatermark, w.Err = -1, &stateError{ErrNotLeader, fmt.Sprintf("Broker %d is no longer the leader of %s-%d", p.broker.NodeID, w.Partition.Topic, w.Partition.Key.Partition)}
+			continue
+		}
 		if w.LowWatermark = p.lowWatermark(&w.Partition); w.LowWatermark < w.Offset {
 			w.LowWatermark = -1
 			w.Err = &stateError{ErrDeleteRecordsTimeout, fmt.Sprintf("The replicas of %s-%d did not all delete the records below offset %d within the request timeout", w.Partition.Topic, w.Partition.Key.Partition, w.Offset)}
 		}
 	}
 	return parked
+}
+
+// stillLeads reports whether this broker still leads pt in its leader
+// epoch.
+func (p *Partitions) stillLeads(pt *Partition) bool {
+	snap := p.store.Snapshot()
+	t := snap.TopicByID(pt.Key.Topic)
+	if t == nil || pt.Key.Partition >= t.Partitions {
+		return false
+	}
+	st := p.recordedState(snap, t, pt.Key.Partition)
+	return st.Leader == p.broker.NodeID && st.LeaderEpoch == pt.LeaderEpoch
 }
 
 // lowWatermark is the smallest log start offset of pt's leader and its
