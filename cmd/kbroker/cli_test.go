@@ -296,12 +296,15 @@ func TestTopicsCommands(t *testing.T) {
 	lines := strings.Split(out, "\n")
 	if len(lines) != 5 || !strings.HasPrefix(lines[0], "Topic: orders\tTopicId: ") ||
 		!strings.HasSuffix(lines[0], "\tPartitionCount: 3\tReplicationFactor: 1\tConfigs: cleanup.policy=compact") ||
-		lines[3] != "\tTopic: orders\tPartition: 2\tLeader: 1\tReplicas: 1\tIsr: 1" {
+		lines[3] != "\tTopic: orders\tPartition: 2\tLeader: 1\tReplicas: 1\tIsr: 1\tElr: \tLastKnownElr: " {
 		t.Fatalf("describe:\n%s", out)
 	}
 	var js []map[string]any
 	if err := json.Unmarshal([]byte(ok(t, args(bs, "topics", "--describe", "--format", "json")...)), &js); err != nil || len(js) != 2 {
 		t.Fatalf("describe json: %v, %v", js, err)
+	}
+	if p := js[0]["partitions"].([]any)[0].(map[string]any); p["elr"] == nil || len(p["elr"].([]any)) != 0 || p["last_known_elr"] == nil || p["isr"] == nil {
+		t.Fatalf("describe json partition without its ELR fields: %v", p)
 	}
 	ok(t, args(bs, "topics", "--delete", "--topic", "logs")...)
 	wantOutput(t, ok(t, args(bs, "topics", "--list")...), "orders\n")

@@ -1,7 +1,9 @@
 package main
 
 // kbroker topics: kafka-topics.sh over the admin package (CreateTopics,
-// DeleteTopics, CreatePartitions, Metadata and DescribeConfigs).
+// DeleteTopics, CreatePartitions, Metadata and DescribeConfigs), and
+// DescribeTopicPartitions for --describe's Elr and LastKnownElr columns, as
+// Kafka 4's tool shows them (N/A from a broker without that API).
 
 import (
 	"context"
@@ -11,6 +13,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/admin"
 )
@@ -161,8 +165,61 @@ func (c *topicsCmd) runList(ctx context.Context, cl *admin.Client) error {
 // describedTopic is one topic of --describe --format json.
 type describedTopic struct {
 	admin.TopicDescription
-	ReplicationFactor int               `json:"replication_factor"`
-	Configs           map[string]string `json:"configs"`
+	// Partitions shadows TopicDescription's, with the ELR fields.
+	Partitions        []describedPartition `json:"partitions"`
+	ReplicationFactor int                  `json:"replication_factor"`
+	Configs           map[string]string    `json:"configs"`
+}
+
+// describedPartition is a partition with its eligible leader replicas and
+// last known leader (KIP-966); nil when the broker does not say.
+type describedPartition struct {
+	admin.PartitionInfo
+	ELR          []int32 `json:"elr"`
+	LastKnownELR []int32 `json:"last_known_elr"`
+}
+
+// partitionELR is what DescribeTopicPartitions says of one partition.
+type partitionELR struct{ elr, lastKnown []int32 }
+
+// describeELR pages through DescribeTopicPartitions for names (with its
+// cursor) and returns each partition's ELR fields; nil when the broker
+// does not serve the API (before Kafka 3.8).
+func describeELR(ctx context.Context, cl *admin.Client, names []string) (map[string]map[int32]partitionELR, error) {
+	if ok, err := cl.Supports(ctx, int16(kmsg.DescribeTopicPartitions)); err != nil || !ok {
+		return nil, err
+	}
+	req := kmsg.NewPtrDescribeTopicPartitionsRequest()
+	req.ResponsePartitionLimit = 2000
+	for _, n := range names {
+		rt := kmsg.NewDescribeTopicPartitionsRequestTopic()
+		rt.Topic = n
+		req.Topics = append(req.Topics, rt)
+	}
+	out := map[string]map[int32]partitionELR{}
+	for {
+		resp, err := req.RequestWith(ctx, cl.Kgo())
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range resp.Topics {
+			if t.Topic == nil || t.ErrorCode != 0 {
+				continue // Metadata reports the topic's error
+			}
+			ps := out[*t.Topic]
+			if ps == nil {
+				ps = map[int32]partitionELR{}
+				out[*t.Topic] = ps
+			}
+			for _, p := range t.Partitions {
+				ps[p.Partition] = partitionELR{elr: p.EligibleLeaderReplicas, lastKnown: p.LastKnownELR}
+			}
+		}
+		if resp.NextCursor == nil {
+			return out, nil
+		}
+		req.Cursor = &kmsg.DescribeTopicPartitionsRequestCursor{Topic: resp.NextCursor.Topic, Partition: resp.NextCursor.Partition}
+	}
 }
 
 func (c *topicsCmd) runDescribe(ctx context.Context, cl *admin.Client) error {
@@ -187,11 +244,22 @@ func (c *topicsCmd) runDescribe(ctx context.Context, cl *admin.Client) error {
 		if err != nil {
 			return err
 		}
+		elrs, err := describeELR(ctx, cl, batch)
+		if err != nil {
+			return err
+		}
 		for _, d := range ds {
 			if d.Err != nil {
 				return d.Err
 			}
 			dt := describedTopic{TopicDescription: d, ReplicationFactor: d.ReplicationFactor(), Configs: map[string]string{}}
+			for _, p := range d.Partitions {
+				dp := describedPartition{PartitionInfo: p}
+				if e, ok := elrs[d.Name][p.Partition]; ok {
+					dp.ELR, dp.LastKnownELR = orNone(e.elr), orNone(e.lastKnown)
+				}
+				dt.Partitions = append(dt.Partitions, dp)
+			}
 			if rc, ok := cfgs.On(admin.TopicResource(d.Name)); ok {
 				for _, e := range rc.Entries {
 					// kafka-topics.sh shows every value that is not the built-in default.
@@ -235,8 +303,25 @@ func printTopic(w io.Writer, t describedTopic) {
 		if p.Leader >= 0 {
 			leader = strconv.Itoa(int(p.Leader))
 		}
-		fmt.Fprintf(w, "\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s\n", t.Name, p.Partition, leader, ids(p.Replicas), ids(p.ISR))
+		fmt.Fprintf(w, "\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s\tElr: %s\tLastKnownElr: %s\n",
+			t.Name, p.Partition, leader, ids(p.Replicas), ids(p.ISR), idsOrNA(p.ELR), idsOrNA(p.LastKnownELR))
 	}
+}
+
+// idsOrNA is ids, or N/A (as kafka-topics.sh prints) when unknown.
+func idsOrNA(xs []int32) string {
+	if xs == nil {
+		return "N/A"
+	}
+	return ids(xs)
+}
+
+// orNone is xs, never nil: known and empty.
+func orNone(xs []int32) []int32 {
+	if xs == nil {
+		return []int32{}
+	}
+	return xs
 }
 
 func ids(xs []int32) string {

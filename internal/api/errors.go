@@ -54,6 +54,7 @@ var errorTable = []struct {
 	{replica.ErrNotEnoughReplicas, kerr.NotEnoughReplicas},
 	{replica.ErrNotEnoughReplicasAfterAppend, kerr.NotEnoughReplicasAfterAppend},
 	{replica.ErrReplicationTimeout, kerr.RequestTimedOut},
+	{replica.ErrDeleteRecordsTimeout, kerr.RequestTimedOut},
 	{replica.ErrUnknownSpecialTimestamp, kerr.InvalidRequest},
 	{replica.ErrInvalidRequiredAcks, kerr.InvalidRequiredAcks},
 	// Closes the connection: no client reads the code.

@@ -5,12 +5,16 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 // Feature levels (KIP-584) in ApiVersions v3+: the range each feature is
 // supported at and the level finalized for the cluster. group.version 1
 // is what a Kafka 4 cluster finalizes when it serves the KIP-848 consumer
-// protocol (ConsumerGroupHeartbeat, ConsumerGroupDescribe).
+// protocol (ConsumerGroupHeartbeat, ConsumerGroupDescribe);
+// eligible.leader.replicas.version 1 is KIP-966's eligible leader
+// replicas, which the controller keeps (internal/controller/election.go)
+// and DescribeTopicPartitions reports, as a Kafka 4.1+ cluster finalizes.
 var features = []struct {
 	name          string
 	min, max, fin int16
 }{
 	{"group.version", 0, 1, 1},
+	{"eligible.leader.replicas.version", 0, 1, 1},
 }
 
 // finalizedFeaturesEpoch is the epoch of the finalized levels: they never

@@ -148,7 +148,7 @@ func (s *Server) readFetch(c *wire.Conn, r *wire.Request, req *kmsg.FetchRequest
 					var pt replica.Partition
 					if pt, err = s.resolve(snap, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}); err == nil {
 						var f replica.Fetched
-						f, err = budget.Follower(&pt, fetchReplicaID(req), rp.CurrentLeaderEpoch, rp.FetchOffset, rp.PartitionMaxBytes)
+						f, err = budget.Follower(&pt, fetchReplicaID(req), rp.CurrentLeaderEpoch, rp.FetchOffset, rp.LogStartOffset, rp.PartitionMaxBytes)
 						sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = f.HighWatermark, f.LastStableOffset, f.LogStartOffset
 						sp.RecordBatches = f.Records
 					}

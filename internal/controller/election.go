@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -21,10 +22,11 @@ import (
 // state (a leader's ISR change in between, another controller) is
 // dropped and computed again on the next pass.
 //
-// A partition none of whose in-sync replicas is live keeps its last
-// in-sync replica as its ISR and has no leader (-1): it stays offline
-// rather than lose committed records, unless unclean.leader.election.enable
-// lets any live replica lead it.
+// A partition none of whose in-sync replicas is live has an empty ISR,
+// its last in-sync replicas in its ELR (KIP-966), and no leader (-1)
+// until one of them is live again: it stays offline rather than lose
+// committed records, unless unclean.leader.election.enable lets any live
+// replica lead it.
 
 // electionInterval is how often the controller also goes over every
 // partition without a metadata change: to act once it becomes the
@@ -93,7 +95,7 @@ func (c *Controller) ElectLeaders(ctx context.Context, snap *meta.Snapshot) int 
 			if len(cur.Replicas) < 2 {
 				continue // a single replica: its broker alone can lead it
 			}
-			next, ok := nextState(cur, live, c.uncleanElection(snap, name))
+			next, ok := nextState(cur, live, c.uncleanElection(snap, name), c.minInsync(snap, name))
 			if !ok {
 				continue
 			}
@@ -113,44 +115,62 @@ func (c *Controller) ElectLeaders(ctx context.Context, snap *meta.Snapshot) int 
 }
 
 // nextState is cur with the brokers that are not live out of the ISR and
-// a live in-sync leader; ok is false when cur needs no change.
-func nextState(cur meta.PartitionRecord, live map[int32]*meta.Broker, unclean bool) (meta.PartitionRecord, bool) {
+// a live leader elected as Kafka 4's controller does with eligible leader
+// replicas (KIP-966, meta/elr.go): the ISR may become empty, the replicas
+// it loses below minISR go to the ELR, and a live ISR member leads, else
+// (with an empty ISR) a live ELR member, whose ISR it then becomes; with
+// neither, the partition has no leader unless unclean election lets any
+// live replica lead (and the ELR is forgotten). ok is false when cur needs
+// no change.
+func nextState(cur meta.PartitionRecord, live map[int32]*meta.Broker, unclean bool, minISR int) (meta.PartitionRecord, bool) {
 	isLive := func(id int32) bool { _, ok := live[id]; return ok }
-	next := cur
-	next.ISR = slices.DeleteFunc(slices.Clone(cur.ISR), func(id int32) bool { return !isLive(id) })
-	if len(next.ISR) == 0 {
-		// The last in-sync replica stays in the ISR: it is the one that
-		// may lead again without losing a committed record.
-		last := cur.Leader
-		if !slices.Contains(cur.ISR, last) && len(cur.ISR) > 0 {
-			last = cur.ISR[0]
-		}
-		next.ISR = []int32{last}
+	next := cur.WithISR(slices.DeleteFunc(slices.Clone(cur.ISR), func(id int32) bool { return !isLive(id) }), minISR)
+	eligible := func(id int32) bool {
+		return isLive(id) && (slices.Contains(next.ISR, id) || len(next.ISR) == 0 && slices.Contains(next.ELR, id))
 	}
-	if !isLive(next.Leader) || !slices.Contains(next.ISR, next.Leader) {
+	if !eligible(next.Leader) {
 		next.Leader = -1
 		for _, id := range cur.Replicas { // the preferred order
-			if isLive(id) && slices.Contains(next.ISR, id) {
+			if eligible(id) {
 				next.Leader = id
 				break
 			}
 		}
+		if next.Leader >= 0 && slices.Contains(next.ELR, next.Leader) {
+			// Elected from the ELR: it alone is in sync now.
+			next.ISR = []int32{next.Leader}
+			next.ELR = slices.DeleteFunc(slices.Clone(next.ELR), func(id int32) bool { return id == next.Leader })
+		}
 		if next.Leader < 0 && unclean {
 			for _, id := range cur.Replicas {
 				if isLive(id) {
-					next.Leader, next.ISR = id, []int32{id}
+					next.Leader, next.ISR, next.ELR = id, []int32{id}, nil
 					break
 				}
 			}
 		}
 	}
+	next = meta.WithLastKnownLeader(cur, next)
 	if next.Leader != cur.Leader {
 		next.LeaderEpoch = cur.LeaderEpoch + 1
 	}
-	if next.Leader == cur.Leader && slices.Equal(next.ISR, cur.ISR) {
+	if next.Leader == cur.Leader && slices.Equal(next.ISR, cur.ISR) && slices.Equal(next.ELR, cur.ELR) && slices.Equal(next.LastKnownELR, cur.LastKnownELR) {
 		return cur, false
 	}
 	return next, true
+}
+
+// minInsync is min.insync.replicas for topic: its override, else the
+// broker's setting (1 when unset, Kafka's default).
+func (c *Controller) minInsync(snap *meta.Snapshot, topic string) int {
+	v, ok := snap.TopicConfig(topic)["min.insync.replicas"]
+	if !ok {
+		v = c.broker.Props["min.insync.replicas"]
+	}
+	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+		return n
+	}
+	return 1
 }
 
 // uncleanElection is unclean.leader.election.enable for topic: its

@@ -7,7 +7,7 @@ import (
 	"kbroker/internal/meta"
 )
 
-func TestNextStateElectsFromTheISRAndKeepsTheLastInSyncReplica(t *testing.T) {
+func TestNextStateElectsFromTheISRThenTheELR(t *testing.T) {
 	live := func(ids ...int32) map[int32]*meta.Broker {
 		m := map[int32]*meta.Broker{}
 		for _, id := range ids {
@@ -15,30 +15,42 @@ func TestNextStateElectsFromTheISRAndKeepsTheLastInSyncReplica(t *testing.T) {
 		}
 		return m
 	}
-	rec := func(leader, epoch int32, isr ...int32) meta.PartitionRecord {
-		return meta.PartitionRecord{Replicas: []int32{1, 2, 3}, ISR: isr, Leader: leader, LeaderEpoch: epoch}
+	rec := func(leader, epoch int32, isr []int32, elr ...int32) meta.PartitionRecord {
+		return meta.PartitionRecord{Replicas: []int32{1, 2, 3}, ISR: isr, ELR: elr, Leader: leader, LeaderEpoch: epoch}
+	}
+	isr := func(ids ...int32) []int32 { return ids }
+	type want struct {
+		leader, epoch       int32
+		isr, elr, lastKnown []int32
 	}
 	for _, tc := range []struct {
 		name    string
 		cur     meta.PartitionRecord
 		live    map[int32]*meta.Broker
 		unclean bool
-		want    *meta.PartitionRecord // nil: no change
+		minISR  int
+		want    *want // nil: no change
 	}{
-		{"all live", rec(1, 0, 1, 2, 3), live(1, 2, 3), false, nil},
-		{"a follower gone", rec(1, 0, 1, 2, 3), live(1, 2), false, &meta.PartitionRecord{ISR: []int32{1, 2}, Leader: 1, LeaderEpoch: 0}},
-		{"the leader gone", rec(1, 0, 1, 2, 3), live(2, 3), false, &meta.PartitionRecord{ISR: []int32{2, 3}, Leader: 2, LeaderEpoch: 1}},
-		{"the leader gone, next in sync is 3", rec(1, 4, 1, 3), live(2, 3), false, &meta.PartitionRecord{ISR: []int32{3}, Leader: 3, LeaderEpoch: 5}},
-		{"no in-sync replica live", rec(1, 2, 1), live(2, 3), false, &meta.PartitionRecord{ISR: []int32{1}, Leader: -1, LeaderEpoch: 3}},
-		{"offline stays offline", rec(-1, 3, 1), live(2, 3), false, nil},
-		{"the last in-sync replica returns", rec(-1, 3, 1), live(1, 2), false, &meta.PartitionRecord{ISR: []int32{1}, Leader: 1, LeaderEpoch: 4}},
-		{"unclean election", rec(1, 2, 1), live(3), true, &meta.PartitionRecord{ISR: []int32{3}, Leader: 3, LeaderEpoch: 3}},
+		{"all live", rec(1, 0, isr(1, 2, 3)), live(1, 2, 3), false, 2, nil},
+		{"a follower gone, still at min ISR", rec(1, 0, isr(1, 2, 3)), live(1, 2), false, 2, &want{1, 0, isr(1, 2), nil, nil}},
+		{"a second follower gone: below min ISR, it joins the ELR", rec(1, 0, isr(1, 2)), live(1), false, 2, &want{1, 0, isr(1), isr(2), nil}},
+		{"the leader gone", rec(1, 0, isr(1, 2, 3)), live(2, 3), false, 2, &want{2, 1, isr(2, 3), nil, nil}},
+		{"the leader gone, next in sync is 3", rec(1, 4, isr(1, 3)), live(2, 3), false, 1, &want{3, 5, isr(3), nil, nil}},
+		{"the last in-sync replica gone: empty ISR, all in the ELR", rec(1, 2, isr(1), 2), live(3), false, 2, &want{-1, 3, isr(), isr(1, 2), isr(1)}},
+		{"min ISR 1: the last one still joins the ELR", rec(1, 2, isr(1)), live(2, 3), false, 1, &want{-1, 3, isr(), isr(1), isr(1)}},
+		{"offline stays offline", meta.PartitionRecord{Replicas: []int32{1, 2, 3}, ISR: isr(), ELR: isr(1, 2), LastKnownELR: isr(1), Leader: -1, LeaderEpoch: 3}, live(3), false, 2, nil},
+		{"an ELR member returns and leads alone", meta.PartitionRecord{Replicas: []int32{1, 2, 3}, ISR: isr(), ELR: isr(1, 2), LastKnownELR: isr(1), Leader: -1, LeaderEpoch: 3}, live(2, 3), false, 2, &want{2, 4, isr(2), isr(1), nil}},
+		{"a replica out of the ELR returning does not lead", meta.PartitionRecord{Replicas: []int32{1, 2, 3}, ISR: isr(), ELR: isr(1), Leader: -1, LeaderEpoch: 3}, live(3), false, 2, nil},
+		{"old record: last in-sync replica kept in the ISR returns", rec(-1, 3, isr(1)), live(1, 2), false, 2, &want{1, 4, isr(1), nil, nil}},
+		{"unclean election forgets the ELR", meta.PartitionRecord{Replicas: []int32{1, 2, 3}, ISR: isr(), ELR: isr(1), LastKnownELR: isr(1), Leader: -1, LeaderEpoch: 3}, live(3), true, 2, &want{3, 4, isr(3), nil, nil}},
+		{"ISR back at min ISR clears the ELR", rec(2, 4, isr(2, 3), 1), live(2, 3), false, 2, &want{2, 4, isr(2, 3), nil, nil}},
 	} {
-		got, changed := nextState(tc.cur, tc.live, tc.unclean)
+		got, changed := nextState(tc.cur, tc.live, tc.unclean, tc.minISR)
 		switch {
 		case tc.want == nil && changed:
 			t.Errorf("%s: changed to %+v, want no change", tc.name, got)
-		case tc.want != nil && (!changed || got.Leader != tc.want.Leader || got.LeaderEpoch != tc.want.LeaderEpoch || !slices.Equal(got.ISR, tc.want.ISR)):
+		case tc.want != nil && (!changed || got.Leader != tc.want.leader || got.LeaderEpoch != tc.want.epoch || !slices.Equal(got.ISR, tc.want.isr) ||
+			!slices.Equal(got.ELR, tc.want.elr) || !slices.Equal(got.LastKnownELR, tc.want.lastKnown)):
 			t.Errorf("%s: %+v (changed %v), want %+v", tc.name, got, changed, *tc.want)
 		}
 	}

@@ -41,6 +41,12 @@ type PartitionRecord struct {
 	// PartitionEpoch counts every change of the record: the version the
 	// compare-and-swap of AlterPartition compares.
 	PartitionEpoch int32 `json:"partition_epoch"`
+	// ELR are the eligible leader replicas (KIP-966): replicas that left
+	// the ISR while it was below min.insync.replicas, and so hold every
+	// committed record (elr.go). LastKnownELR is the last leader of a
+	// partition left without ISR.
+	ELR          []int32 `json:"elr,omitempty"`
+	LastKnownELR []int32 `json:"last_known_elr,omitempty"`
 }
 
 // PartitionKey names one partition of a topic by the topic's id.
@@ -185,6 +191,7 @@ func (s *Store) AlterPartition(ctx context.Context, topic string, id TopicID, p 
 		}
 		written = next
 		written.Replicas, written.ISR = slices.Clone(next.Replicas), slices.Clone(next.ISR)
+		written.ELR, written.LastKnownELR = slices.Clone(next.ELR), slices.Clone(next.LastKnownELR)
 		written.PartitionEpoch = cur.PartitionEpoch + 1
 		putJSON(tx, partitionKey(id, p), written)
 		return nil

@@ -49,13 +49,14 @@ func (f *FetchRead) Partition(pt *Partition, leaderEpoch int32, offset int64, pa
 }
 
 // Follower reads pt for the follower replicaID (Partition.FollowerFetch)
-// within partitionMax and the answer's budget.
-func (f *FetchRead) Follower(pt *Partition, replicaID, leaderEpoch int32, offset int64, partitionMax int32) (Fetched, error) {
+// within partitionMax and the answer's budget; logStart is the follower's
+// log start offset from its request (-1: not sent).
+func (f *FetchRead) Follower(pt *Partition, replicaID, leaderEpoch int32, offset, logStart int64, partitionMax int32) (Fetched, error) {
 	if f.watch {
 		f.keys = append(f.keys, pt.Key)
 	}
 	limit := min(partitionMax, f.maxBytes-f.total)
-	fetched, err := pt.FollowerFetch(replicaID, leaderEpoch, offset, max(limit, 0), f.total == 0)
+	fetched, err := pt.FollowerFetch(replicaID, leaderEpoch, offset, logStart, max(limit, 0), f.total == 0)
 	f.total += int32(len(fetched.Records))
 	return fetched, err
 }

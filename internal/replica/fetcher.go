@@ -242,7 +242,7 @@ func (f *Fetchers) fetchOnce(ft *fetcher, parts map[Key]*followed) bool {
 		}
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition, rp.CurrentLeaderEpoch = fp.partition, fp.leaderEpoch
-		rp.FetchOffset, rp.LogStartOffset, rp.LastFetchedEpoch = fp.log.LogEndOffset(), -1, -1
+		rp.FetchOffset, rp.LogStartOffset, rp.LastFetchedEpoch = fp.log.LogEndOffset(), fp.log.LogStartOffset(), -1
 		rp.PartitionMaxBytes = f.opts.PartitionMaxBytes
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 	}
@@ -266,6 +266,16 @@ func (f *Fetchers) fetchOnce(ft *fetcher, parts map[Key]*followed) bool {
 		for _, rp := range rt.Partitions {
 			fp := findFollowed(parts, rt, rp.Partition)
 			if fp == nil {
+				continue
+			}
+			if rp.ErrorCode == kerr.OffsetOutOfRange.Code && rp.LogStartOffset > fp.log.LogEndOffset() {
+				// The leader deleted every record this replica lacks
+				// (DeleteRecords, retention): start again from its start.
+				f.p.log.Info("replica fetcher: the leader's log starts past this replica's end; starting over there", "topic", fp.topic, "partition", fp.partition, "leader", ft.leader, "log_end", fp.log.LogEndOffset(), "leader_log_start", rp.LogStartOffset)
+				if err := fp.log.TruncateFullyAndStartAt(rp.LogStartOffset); err != nil {
+					f.p.log.Error("replica fetcher: emptying the log", "topic", fp.topic, "partition", fp.partition, "err", err)
+					ok = false
+				}
 				continue
 			}
 			if rp.ErrorCode == kerr.OffsetOutOfRange.Code {
@@ -292,6 +302,9 @@ func (f *Fetchers) fetchOnce(ft *fetcher, parts map[Key]*followed) bool {
 			}
 			if rp.HighWatermark >= 0 {
 				fp.log.SetHighWatermark(rp.HighWatermark) // clamped to this log's end
+			}
+			if err := followLogStart(fp.log, rp.LogStartOffset); err != nil {
+				f.p.log.Warn("replica fetcher: moving the log start offset", "topic", fp.topic, "partition", fp.partition, "leader_log_start", rp.LogStartOffset, "err", err)
 			}
 		}
 	}

@@ -42,10 +42,17 @@ type leadership struct {
 	epoch          int32
 	partitionEpoch int32   // of the record isr is from
 	replicas, isr  []int32 // from the partition record
-	followers      map[int32]*followerState
-	proposing      bool // an ISR change is being committed
-	store          *meta.Store
-	delayed        *DelayedQueue[Key]
+	// elr and lastKnownELR are the record's (KIP-966): an ISR change
+	// carries them on (meta.PartitionRecord.WithISR).
+	elr, lastKnownELR []int32
+	// minISR is the topic's min.insync.replicas now: below it the high
+	// watermark stays where it is (KIP-966), so that the replicas that
+	// left the ISR, now in the ELR, hold every committed record.
+	minISR    func() int
+	followers map[int32]*followerState
+	proposing bool // an ISR change is being committed
+	store     *meta.Store
+	delayed   *DelayedQueue[Key]
 }
 
 // followerState is what the leader knows of one follower.
@@ -60,6 +67,10 @@ type followerState struct {
 	// time of one of its fetches): replica.lag.time.max.ms is measured
 	// from it.
 	caughtUp time.Time
+	// logStart is the follower's log start offset as its last fetch said
+	// (-1: unknown), from which the leader's low watermark is computed
+	// (delete_records.go).
+	logStart int64
 }
 
 // lead returns the leadership of key (a partition whose state st has
@@ -75,6 +86,7 @@ func (p *Partitions) lead(key Key, topic string, st PartitionState, l *storage.L
 		same := ld.epoch == st.LeaderEpoch
 		if same && st.PartitionEpoch > ld.partitionEpoch {
 			ld.isr, ld.replicas, ld.partitionEpoch = st.ISR, st.Replicas, st.PartitionEpoch
+			ld.elr, ld.lastKnownELR = st.ELR, st.LastKnownELR
 		}
 		ld.mu.Unlock()
 		if same {
@@ -87,12 +99,14 @@ func (p *Partitions) lead(key Key, topic string, st PartitionState, l *storage.L
 	}
 	now := time.Now()
 	ld = &leadership{log: l, store: p.store, delayed: p.delayed, key: key, topic: topic, self: p.broker.NodeID, epochStart: l.LogEndOffset(),
-		epoch: st.LeaderEpoch, partitionEpoch: st.PartitionEpoch, replicas: st.Replicas, isr: st.ISR, followers: map[int32]*followerState{}}
+		epoch: st.LeaderEpoch, partitionEpoch: st.PartitionEpoch, replicas: st.Replicas, isr: st.ISR, followers: map[int32]*followerState{},
+		elr: st.ELR, lastKnownELR: st.LastKnownELR,
+		minISR: func() int { return p.MinInsyncReplicas(p.store.Snapshot(), topic) }}
 	for _, id := range st.Replicas {
 		if id != p.broker.NodeID {
 			// A follower starts out caught up, as in Kafka, so a new
 			// leader does not shrink the ISR before followers could fetch.
-			ld.followers[id] = &followerState{logEnd: -1, caughtUp: now}
+			ld.followers[id] = &followerState{logEnd: -1, caughtUp: now, logStart: -1}
 		}
 	}
 	if p.repl.leading == nil {
@@ -115,7 +129,7 @@ func (p *Partitions) forget(key Key) {
 // in-sync replica now has, and answers with batches up to its own log end
 // (not the high watermark: a follower copies the whole log) and the high
 // watermark, from which the follower learns what is committed.
-func (pt *Partition) FollowerFetch(replicaID, leaderEpoch int32, offset int64, maxBytes int32, minOneBatch bool) (Fetched, error) {
+func (pt *Partition) FollowerFetch(replicaID, leaderEpoch int32, offset, logStart int64, maxBytes int32, minOneBatch bool) (Fetched, error) {
 	none := Fetched{HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1}
 	if err := pt.CheckLeaderEpoch(leaderEpoch); err != nil {
 		return none, err
@@ -125,6 +139,9 @@ func (pt *Partition) FollowerFetch(replicaID, leaderEpoch int32, offset int64, m
 		return none, &stateError{ErrNotLeader, fmt.Sprintf("Replica %d is not recognized as a valid replica of %s-%d", replicaID, pt.Topic, pt.Key.Partition)}
 	}
 	advanced, expand := ld.recordFetch(replicaID, offset, time.Now())
+	if ld.recordLogStart(replicaID, logStart) {
+		advanced = true // a DeleteRecords waiting for the low watermark
+	}
 	if advanced {
 		pt.delayed.Notify(pt.Key) // acks=all produces waiting for the high watermark
 	}
@@ -199,7 +216,8 @@ func (ld *leadership) alterISR(isr []int32) {
 	}
 	ld.proposing = true
 	expected := meta.PartitionRecord{LeaderEpoch: ld.epoch, PartitionEpoch: ld.partitionEpoch}
-	next := meta.PartitionRecord{Replicas: ld.replicas, ISR: isr, Leader: ld.self, LeaderEpoch: ld.epoch}
+	cur := meta.PartitionRecord{Replicas: ld.replicas, ISR: ld.isr, ELR: ld.elr, LastKnownELR: ld.lastKnownELR, Leader: ld.self, LeaderEpoch: ld.epoch}
+	next := meta.WithLastKnownLeader(cur, cur.WithISR(isr, ld.minISR())) // a led partition has no last known leader
 	ld.mu.Unlock()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), alterISRTimeout)
@@ -209,6 +227,7 @@ func (ld *leadership) alterISR(isr []int32) {
 		ld.proposing = false
 		if err == nil && written.PartitionEpoch > ld.partitionEpoch {
 			ld.isr, ld.partitionEpoch = written.ISR, written.PartitionEpoch
+			ld.elr, ld.lastKnownELR = written.ELR, written.LastKnownELR
 			ld.advanceLocked(ld.log.LogEndOffset())
 		}
 		ld.mu.Unlock()
@@ -223,8 +242,13 @@ const alterISRTimeout = 10 * time.Second
 
 // advanceLocked moves the high watermark to the smallest log end offset of
 // the in-sync replicas (the leader's own is leaderEnd). A follower in the
-// ISR that has not fetched in this epoch holds it where it is.
+// ISR that has not fetched in this epoch holds it where it is, and so does
+// an ISR smaller than min.insync.replicas (or the replication factor, if
+// smaller), as in Kafka 4 with eligible leader replicas.
 func (ld *leadership) advanceLocked(leaderEnd int64) bool {
+	if ld.minISR != nil && len(ld.isr) < min(ld.minISR(), len(ld.replicas)) {
+		return false // under min ISR (KIP-966): what is written is not yet committed
+	}
 	hw := leaderEnd
 	for _, id := range ld.isr {
 		f, ok := ld.followers[id]

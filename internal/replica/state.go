@@ -61,6 +61,9 @@ type PartitionState struct {
 	// OfflineReplicas those not live. The slices may be shared with the
 	// metadata snapshot: never modify them.
 	Replicas, ISR, OfflineReplicas []int32
+	// ELR and LastKnownELR are the eligible leader replicas and the last
+	// known leader (KIP-966; meta.PartitionRecord), as recorded.
+	ELR, LastKnownELR []int32
 }
 
 // noReplicas is the in-sync set of a partition none of whose in-sync
@@ -92,7 +95,7 @@ func (p *Partitions) recordedState(snap *meta.Snapshot, t *meta.Topic, partition
 	if len(r.Replicas) == 0 {
 		return PartitionState{Leader: p.broker.NodeID, Replicas: p.self, ISR: p.self}
 	}
-	return PartitionState{Leader: r.Leader, LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch, Replicas: r.Replicas, ISR: r.ISR}
+	return PartitionState{Leader: r.Leader, LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch, Replicas: r.Replicas, ISR: r.ISR, ELR: r.ELR, LastKnownELR: r.LastKnownELR}
 }
 
 // IsReplica reports whether this broker holds a replica of partition of t.

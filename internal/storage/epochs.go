@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -161,4 +162,34 @@ func (l *Log) StartLeaderEpoch(epoch int32) error {
 	}
 	l.epoch.Store(epoch)
 	return l.epochs.assignEpoch(epoch, l.end.Load().offset)
+}
+
+// clear drops every epoch (the log was emptied).
+func (c *epochCache) clear() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) == 0 {
+		return nil
+	}
+	c.entries = nil
+	return c.writeLocked()
+}
+
+// truncateFromStart forgets the epochs that end at or below start (the
+// log start offset moved past them) and moves the first one left to
+// start, as Kafka's LeaderEpochFileCache.truncateFromStart does, so the
+// cache never names offsets the log no longer has.
+func (c *epochCache) truncateFromStart(start int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := 0
+	for i+1 < len(c.entries) && c.entries[i+1].StartOffset <= start {
+		i++
+	}
+	if i == 0 && (len(c.entries) == 0 || c.entries[0].StartOffset >= start) {
+		return nil
+	}
+	c.entries = slices.Clone(c.entries[i:])
+	c.entries[0].StartOffset = max(c.entries[0].StartOffset, start)
+	return c.writeLocked()
 }

@@ -164,6 +164,7 @@ func Open(dir string, cfg Config) (*Log, error) {
 		}
 		return nil, err
 	}
+	l.loadLogStart()
 	l.firstDirty.Store(readCleanerCheckpoint(dir))
 	l.epochs = loadEpochs(dir, l.logStart.Load(), l.end.Load().offset)
 	l.hw.Store(l.end.Load().offset)

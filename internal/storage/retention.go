@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"math"
 	"time"
 )
 
@@ -34,7 +35,7 @@ func (l *Log) EnforceRetention(now time.Time) (int, error) {
 	if l.cfg.RetentionMs >= 0 {
 		n, err := l.deleteOldest(func(s *segment, _ int64) bool {
 			return nowMs-s.largestTimestamp() > l.cfg.RetentionMs
-		})
+		}, math.MaxInt64)
 		deleted += n
 		if err != nil {
 			return deleted, err
@@ -48,7 +49,7 @@ func (l *Log) EnforceRetention(now time.Time) (int, error) {
 			}
 			excess -= size
 			return true
-		})
+		}, math.MaxInt64)
 		deleted += n
 		if err != nil {
 			return deleted, err
@@ -63,7 +64,13 @@ func (l *Log) EnforceRetention(now time.Time) (int, error) {
 // Kafka's UnifiedLog.deletableSegments, a segment holding offsets at or above
 // the high watermark is kept: they are not committed yet (on a log that is
 // not replicated the high watermark is the log end, so this never binds).
-func (l *Log) deleteOldest(pred func(s *segment, size int64) bool) (int, error) {
+//
+// Only segments ending at or below below are deleted (math.MaxInt64 for
+// retention; the log start offset when it moves, log-start-offset
+// breaches in Kafka's words). The log start offset becomes the first
+// remaining segment's base, unless it is already past it (inside that
+// segment, after DeleteRecords).
+func (l *Log) deleteOldest(pred func(s *segment, size int64) bool, below int64) (int, error) {
 	l.mu.RLock()
 	segs := l.segs
 	l.mu.RUnlock()
@@ -78,7 +85,7 @@ func (l *Log) deleteOldest(pred func(s *segment, size int64) bool) (int, error) 
 		if i+1 < len(segs) {
 			next = segs[i+1].base
 		}
-		if next > hw || !pred(s, size) {
+		if next > hw || next > below || !pred(s, size) {
 			break
 		}
 		n++
@@ -94,7 +101,7 @@ func (l *Log) deleteOldest(pred func(s *segment, size int64) bool) (int, error) 
 	l.mu.Lock()
 	victims := l.segs[:n]
 	l.segs = l.segs[n:]
-	l.logStart.Store(l.segs[0].base)
+	l.logStart.Store(max(l.logStart.Load(), l.segs[0].base))
 	l.mu.Unlock()
 	l.ps.truncateHead(l.logStart.Load())
 	var firstErr error

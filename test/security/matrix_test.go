@@ -421,6 +421,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	cases := matrixCases(td["t"].ID)
 	maps.Copy(cases, groupMatrixCases(t, admin))
 	maps.Copy(cases, txnMatrixCases(t, admin))
+	maps.Copy(cases, partsMatrixCases())
 
 	alice := client(t, addr, scram256("alice", alicePass))
 	covered := map[kmsg.Key]bool{}
