@@ -47,10 +47,13 @@ func (c *Controller) StartElections(isController func() bool) *Elections {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Elections{c: c, isController: isController, wake: make(chan struct{}, 1), cancel: cancel}
 	c.store.OnChange(func(ev meta.Event) {
-		if ev.Full || ev.ChangedBrokers() {
+		if ev.Full || ev.ChangedBrokers() || reassignmentMoved(ev) {
 			e.poke()
 		}
 	})
+	if interval := c.rebalanceInterval(); interval > 0 {
+		e.wg.Go(func() { e.runRebalance(ctx, interval) })
+	}
 	e.wg.Go(func() {
 		tick := time.NewTicker(electionInterval)
 		defer tick.Stop()
@@ -83,9 +86,10 @@ func (e *Elections) Close() {
 }
 
 // ElectLeaders brings every replicated partition of snap in line with the
-// live brokers, and returns how many it changed.
+// live brokers (those in controlled shutdown count as gone), completes the
+// reassignments whose target is in sync, and returns how many it changed.
 func (c *Controller) ElectLeaders(ctx context.Context, snap *meta.Snapshot) int {
-	live := snap.LiveBrokers()
+	live := EligibleLeaders(snap)
 	changed := 0
 	for name, t := range snap.AllTopics() {
 		for p := int32(0); p < t.Partitions; p++ {
@@ -94,6 +98,9 @@ func (c *Controller) ElectLeaders(ctx context.Context, snap *meta.Snapshot) int 
 				continue // a single replica: its broker alone can lead it
 			}
 			next, ok := nextState(cur, live, c.uncleanElection(snap, name))
+			if done, complete := completeReassignment(next, live); complete {
+				next, ok = done, true
+			}
 			if !ok {
 				continue
 			}

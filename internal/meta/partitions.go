@@ -41,6 +41,18 @@ type PartitionRecord struct {
 	// PartitionEpoch counts every change of the record: the version the
 	// compare-and-swap of AlterPartition compares.
 	PartitionEpoch int32 `json:"partition_epoch"`
+	// AddingReplicas and RemovingReplicas are a reassignment in progress,
+	// as in Kafka's PartitionRecord: Replicas is then the target followed
+	// by the replicas being removed, and the adding ones are among them,
+	// catching up as followers until the controller completes it.
+	AddingReplicas   []int32 `json:"adding_replicas,omitempty"`
+	RemovingReplicas []int32 `json:"removing_replicas,omitempty"`
+}
+
+// Reassigning reports whether a reassignment of the partition is in
+// progress.
+func (r PartitionRecord) Reassigning() bool {
+	return len(r.AddingReplicas) > 0 || len(r.RemovingReplicas) > 0
 }
 
 // PartitionKey names one partition of a topic by the topic's id.
@@ -184,7 +196,15 @@ func (s *Store) AlterPartition(ctx context.Context, topic string, id TopicID, p 
 			return fmt.Errorf("%w: %s-%d is at partition epoch %d, not %d", ErrPartitionChanged, topic, p, cur.PartitionEpoch, expected.PartitionEpoch)
 		}
 		written = next
+		if slices.Equal(next.Replicas, cur.Replicas) && !next.Reassigning() {
+			// A change that keeps the replicas (an ISR change by a leader,
+			// which knows nothing of reassignments) keeps the
+			// reassignment in progress; only a change of the replicas
+			// starts, completes or cancels one.
+			next.AddingReplicas, next.RemovingReplicas = cur.AddingReplicas, cur.RemovingReplicas
+		}
 		written.Replicas, written.ISR = slices.Clone(next.Replicas), slices.Clone(next.ISR)
+		written.AddingReplicas, written.RemovingReplicas = slices.Clone(next.AddingReplicas), slices.Clone(next.RemovingReplicas)
 		written.PartitionEpoch = cur.PartitionEpoch + 1
 		putJSON(tx, partitionKey(id, p), written)
 		return nil
