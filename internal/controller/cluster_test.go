@@ -336,3 +336,107 @@ func TestAutoLeaderRebalanceRestoresThePreferredLeader(t *testing.T) {
 		return p.Leader == 1 && len(p.ISR) == 3
 	})
 }
+
+// A reassignment of 1,2,3 to 2,3,4 on four brokers: broker 4 copies the
+// partition from its leader, joins the ISR, and the controller completes
+// it (replicas 2,3,4, broker 1 out, the leader moved off it); broker 4's
+// log is the leader's, batch for batch; records produced meanwhile are
+// all there. Kafka's refusals: an unknown broker or a repeated one is
+// INVALID_REPLICA_ASSIGNMENT, an unknown topic or partition
+// UNKNOWN_TOPIC_OR_PARTITION.
+func TestReassignmentMovesTheDataAndCompletes(t *testing.T) {
+	tc := startCluster(t, 4, nil, nil)
+	tc.createTopic(t, "moving", map[string]string{"min.insync.replicas": "2"}, []int32{1, 2, 3})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := testkit.Context(t, 60*time.Second)
+	for i := range 200 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "moving", Value: []byte(fmt.Sprint("before-", i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adm := tc.admin(t, 3)
+	res, err := adm.AlterPartitionReassignments(ctx, []admin.PartitionReplicas{
+		{Topic: "moving", Partition: 0, Replicas: []int32{2, 3, 4}},
+		{Topic: "moving", Partition: 0 + 5, Replicas: []int32{1, 2, 3}},
+		{Topic: "gone", Partition: 0, Replicas: []int32{1, 2, 3}},
+	})
+	if err != nil || len(res) != 3 || res[0].Err != nil {
+		t.Fatalf("reassigning: %v %+v", err, res)
+	}
+	if !errors.Is(res[1].Err, kerr.UnknownTopicOrPartition) || !errors.Is(res[2].Err, kerr.UnknownTopicOrPartition) {
+		t.Errorf("unknown partition, unknown topic: %v / %v", res[1].Err, res[2].Err)
+	}
+	for i := range 100 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "moving", Value: []byte(fmt.Sprint("during-", i))}).FirstErr(); err != nil {
+			t.Fatalf("producing during the reassignment: %v", err)
+		}
+	}
+	eventually(t, "the reassignment to complete", func() bool {
+		p := partitionsOf(t, tc.broker(2).Addr(), "moving")[0]
+		return slices.Equal(p.Replicas, []int32{2, 3, 4}) && len(p.ISR) == 3 && !slices.Contains(p.ISR, 1) && p.Leader != 1
+	})
+	if left, err := adm.ListPartitionReassignments(ctx, nil); err != nil || len(left) != 0 {
+		t.Errorf("reassignments left after completion: %v %+v", err, left)
+	}
+	leader := partitionsOf(t, tc.broker(2).Addr(), "moving")[0].Leader
+	eventually(t, "broker 4's log identical to the leader's", func() bool {
+		a := batchSums(t, tc.broker(leader).Config().LogDirs[0], "moving", 0)
+		b := batchSums(t, tc.broker(4).Config().LogDirs[0], "moving", 0)
+		return len(a) == 300 && slices.Equal(a, b)
+	})
+
+	res, err = adm.AlterPartitionReassignments(ctx, []admin.PartitionReplicas{
+		{Topic: "moving", Partition: 0, Replicas: []int32{2, 3, 9}},
+		{Topic: "moving", Partition: 0, Replicas: []int32{2, 2, 3}},
+		{Topic: "moving", Partition: 0, Replicas: []int32{}},
+	})
+	if err != nil || len(res) != 3 {
+		t.Fatalf("bad assignments: %v %+v", err, res)
+	}
+	for i, r := range res {
+		if !errors.Is(r.Err, kerr.InvalidReplicaAssignment) {
+			t.Errorf("bad assignment %d: %v, want INVALID_REPLICA_ASSIGNMENT", i, r.Err)
+		}
+	}
+}
+
+// A reassignment whose new replica cannot catch up (broker 3 reaches no
+// leader: its inter-broker listener exists nowhere) stays in progress and
+// is listed with its adding and removing replicas; cancelling it (null
+// replicas) restores the replicas it started from, and a second cancel is
+// NO_REASSIGNMENT_IN_PROGRESS.
+func TestReassignmentInProgressIsListedAndCancelled(t *testing.T) {
+	tc := startCluster(t, 3, nil, map[int32]config.Properties{3: {"inter.broker.listener.name": "NOWHERE"}})
+	tc.createTopic(t, "stuck", nil, []int32{1, 2})
+	ctx := testkit.Context(t, 60*time.Second)
+	adm := tc.admin(t, 1)
+	if res, err := adm.AlterPartitionReassignments(ctx, []admin.PartitionReplicas{{Topic: "stuck", Partition: 0, Replicas: []int32{1, 3}}}); err != nil || res[0].Err != nil {
+		t.Fatalf("reassigning: %v %+v", err, res)
+	}
+	time.Sleep(time.Second) // time enough to complete, were broker 3 able to fetch
+	list, err := adm.ListPartitionReassignments(ctx, []admin.PartitionReplicas{{Topic: "stuck", Partition: 0}, {Topic: "nope", Partition: 0}})
+	want := admin.Reassignment{Topic: "stuck", Partition: 0, Replicas: []int32{1, 3, 2}, Adding: []int32{3}, Removing: []int32{2}}
+	if err != nil || len(list) != 1 || !slices.Equal(list[0].Replicas, want.Replicas) || !slices.Equal(list[0].Adding, want.Adding) || !slices.Equal(list[0].Removing, want.Removing) {
+		t.Fatalf("listing: %v %+v, want %+v", err, list, want)
+	}
+	if p := partitionsOf(t, tc.broker(2).Addr(), "stuck")[0]; !slices.Equal(p.Replicas, []int32{1, 3, 2}) || slices.Contains(p.ISR, 3) {
+		t.Errorf("metadata during the reassignment: replicas %v isr %v", p.Replicas, p.ISR)
+	}
+	if res, err := adm.AlterPartitionReassignments(ctx, []admin.PartitionReplicas{{Topic: "stuck", Partition: 0, Replicas: nil}}); err != nil || res[0].Err != nil {
+		t.Fatalf("cancelling: %v %+v", err, res)
+	}
+	eventually(t, "the replicas it started from", func() bool {
+		p := partitionsOf(t, tc.broker(2).Addr(), "stuck")[0]
+		return slices.Equal(p.Replicas, []int32{1, 2}) && slices.Equal(p.ISR, []int32{1, 2})
+	})
+	if list, err := adm.ListPartitionReassignments(ctx, nil); err != nil || len(list) != 0 {
+		t.Errorf("listing after the cancel: %v %+v", err, list)
+	}
+	if res, err := adm.AlterPartitionReassignments(ctx, []admin.PartitionReplicas{{Topic: "stuck", Partition: 0, Replicas: nil}}); err != nil || !errors.Is(res[0].Err, kerr.NoReassignmentInProgress) {
+		t.Errorf("second cancel: %v %+v, want NO_REASSIGNMENT_IN_PROGRESS", err, res)
+	}
+}

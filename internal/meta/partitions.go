@@ -185,6 +185,10 @@ func (s *Store) AlterPartition(ctx context.Context, topic string, id TopicID, p 
 		}
 		cur := InitialPartition(&t, p)
 		if raw, ok := tx.Get(partitionKey(id, p)); ok {
+			// Decoded into a fresh record: the initial one's slices are
+			// the topic's assignment, shared by Replicas and ISR, which
+			// decoding into them would overwrite.
+			cur = PartitionRecord{}
 			if err := json.Unmarshal(raw, &cur); err != nil {
 				return err
 			}
