@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"kbroker/broker/brokertest"
 	"kbroker/internal/cluster/etcdtest"
 	"kbroker/internal/config"
+	"kbroker/internal/testbin"
 	"kbroker/internal/testkit"
 )
 
@@ -123,5 +125,97 @@ func TestReassignAndLeaderElectionCommands(t *testing.T) {
 	}
 	if r := kb(t, args(bs, "leader-election", "--topic", "mv", "--partition", "0")...); r.code != 2 || !strings.Contains(r.stderr, "election-type") {
 		t.Errorf("without --election-type: %+v", r)
+	}
+}
+
+// SIGTERM to a "kbroker serve" process of an etcd cluster: before it
+// stops, its leaderships move to the other in-sync replicas (its log says
+// so before "kbroker stopped"), and an acks=all producer writing to the
+// partitions it led sees no error.
+func TestSIGTERMHandsLeadershipOverBeforeStopping(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the kbroker binary")
+	}
+	etcd := etcdtest.Start(t)
+	var seeds []string
+	for id := 1; id <= 2; id++ {
+		b := brokertest.Start(t, config.Properties{
+			"node.id": strconv.Itoa(id), "metadata.etcd.endpoints": etcd.Endpoint(),
+			"metadata.etcd.session.timeout.ms": "2000", "auto.leader.rebalance.enable": "false",
+		})
+		seeds = append(seeds, b.Addr())
+	}
+	proc := testbin.NewBroker(t, map[string]string{
+		"node.id": "3", "metadata.etcd.endpoints": etcd.Endpoint(), "metadata.etcd.session.timeout.ms": "2000",
+	})
+	p := proc.Start(t)
+	seeds = append(seeds, p.Addr)
+	cl := testkit.Client(t, "", kgo.SeedBrokers(seeds...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProduceRequestTimeout(5*time.Second))
+	ctx := testkit.Context(t, 60*time.Second)
+	if !testkit.WaitFor(20*time.Second, func() bool {
+		resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+		return err == nil && len(resp.Brokers) == 3
+	}) {
+		t.Fatal("three brokers never registered")
+	}
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "roll", -1, -1
+	for part, replicas := range [][]int32{{3, 1, 2}, {3, 2, 1}} {
+		a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+		a.Partition, a.Replicas = int32(part), replicas
+		rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+	}
+	c := kmsg.NewCreateTopicsRequestTopicConfig()
+	c.Name, c.Value = "min.insync.replicas", kmsg.StringPtr("2")
+	rt.Configs = append(rt.Configs, c)
+	req.Topics = append(req.Topics, rt)
+	if resp, err := req.RequestWith(ctx, cl); err != nil || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("creating roll: %v %+v", err, resp)
+	}
+
+	var produced, failed int
+	produce := func(n int) {
+		for i := range n {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "roll", Partition: int32(i % 2), Value: []byte("v")}).FirstErr(); err != nil {
+				failed++
+				t.Logf("produce: %v", err)
+				continue
+			}
+			produced++
+		}
+	}
+	produce(50)
+	during := make(chan struct{})
+	go func() {
+		defer close(during)
+		produce(100) // while broker 3 hands over and stops
+	}()
+	p.Stop(t, syscall.SIGTERM, 30*time.Second)
+	<-during
+	produce(50)
+	if failed > 0 || produced != 200 {
+		t.Errorf("%d of 200 acks=all produces failed across the SIGTERM", failed)
+	}
+	log, err := os.ReadFile(proc.LogPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	handed := strings.Index(string(log), "controlled shutdown complete")
+	if stop := strings.Index(string(log), "kbroker stopped"); handed < 0 || stop < handed {
+		t.Errorf("broker 3's log does not show the handover before it stopped:\n%s", log)
+	}
+	resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, topic := range resp.Topics {
+		for _, part := range topic.Partitions {
+			if part.Leader == 3 || part.Leader < 0 {
+				t.Errorf("%s-%d led by %d after broker 3 stopped", *topic.Topic, part.Partition, part.Leader)
+			}
+		}
 	}
 }
