@@ -439,4 +439,27 @@ func TestReassignmentInProgressIsListedAndCancelled(t *testing.T) {
 	if res, err := adm.AlterPartitionReassignments(ctx, []admin.PartitionReplicas{{Topic: "stuck", Partition: 0, Replicas: nil}}); err != nil || !errors.Is(res[0].Err, kerr.NoReassignmentInProgress) {
 		t.Errorf("second cancel: %v %+v, want NO_REASSIGNMENT_IN_PROGRESS", err, res)
 	}
+	// v1 with allow_replication_factor_change false (KIP-860): a target of
+	// another size is INVALID_REPLICATION_FACTOR, one of the same size runs.
+	alterV1 := func(replicas ...int32) int16 {
+		req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+		req.Version, req.AllowReplicationFactorChange = 1, false
+		rt := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+		rt.Topic = "stuck"
+		rp := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+		rp.Replicas = replicas
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp := send[*kmsg.AlterPartitionAssignmentsResponse](t, tc.broker(1).Addr(), req)
+		if resp.AllowReplicationFactorChange {
+			t.Errorf("v1 answer says allow_replication_factor_change")
+		}
+		return resp.Topics[0].Partitions[0].ErrorCode
+	}
+	if code := alterV1(1, 2, 3); code != kerr.InvalidReplicationFactor.Code {
+		t.Errorf("v1 RF change: %v, want INVALID_REPLICATION_FACTOR", kerr.ErrorForCode(code))
+	}
+	if code := alterV1(2, 1); code != 0 {
+		t.Errorf("v1 reorder: %v", kerr.ErrorForCode(code))
+	}
 }
