@@ -50,7 +50,7 @@ func (b *Broker) ControlledShutdown(ctx context.Context) error {
 		b.fetchers = nil
 	}
 	if err := marker.BeginControlledShutdown(ctx, id); err != nil {
-		return fmt.Errorf("controlled shutdown: %w", err)
+		return fmt.Errorf("asking the controller for a controlled shutdown: %w", err)
 	}
 	b.log.Info("controlled shutdown: asked the controller to move this broker's leaderships", "partitions", controller.ShutdownPending(b.store.Snapshot(), id))
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -63,8 +63,7 @@ func (b *Broker) ControlledShutdown(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			b.log.Error("timed out waiting for the controller to approve controlled shutdown", "partitions_left", pending)
-			return fmt.Errorf("controlled shutdown: %d partitions still led or shared with this broker: %w", pending, ctx.Err())
+			return fmt.Errorf("timed out waiting for the controller to approve controlled shutdown: %d partitions still led by this broker or sharing their ISR with it: %w", pending, ctx.Err())
 		case <-tick.C:
 		}
 	}
