@@ -252,3 +252,42 @@ func ShutdownPending(snap *meta.Snapshot, id int32) int {
 	}
 	return n
 }
+
+// partitionChangesPerTx bounds the partition changes committed in one
+// store transaction: each reads one record and writes it, so 40 stay well
+// under etcd's default --max-txn-ops (128).
+const partitionChangesPerTx = 40
+
+// commitPartitionChanges commits the changes of one pass of the
+// controller, partitionChangesPerTx at a time, so that the leaderships of
+// a broker in controlled shutdown (or of one that died) move together and
+// a client needs one metadata refresh; it returns how many were written.
+// A change another writer beat is dropped: the next pass computes it
+// again.
+func (c *Controller) commitPartitionChanges(ctx context.Context, changes []meta.PartitionChange) int {
+	changed := 0
+	for len(changes) > 0 {
+		batch := changes[:min(len(changes), partitionChangesPerTx)]
+		changes = changes[len(batch):]
+		errs, err := c.store.AlterPartitions(ctx, batch)
+		if err != nil {
+			if ctx.Err() == nil {
+				c.log.Warn("partition elections failed", "partitions", len(batch), "err", err)
+			}
+			continue
+		}
+		for i, ch := range batch {
+			if err := errs[i]; err != nil {
+				if !errors.Is(err, meta.ErrPartitionChanged) && !errors.Is(err, meta.ErrFencedLeaderEpoch) && !errors.Is(err, meta.ErrUnknownPartition) && ctx.Err() == nil {
+					c.log.Warn("partition election failed", "topic", ch.Topic, "partition", ch.Partition, "err", err)
+				}
+				continue
+			}
+			changed++
+			if ch.Next.Leader != ch.Expected.Leader {
+				c.log.Info("elected a partition leader", "topic", ch.Topic, "partition", ch.Partition, "leader", ch.Next.Leader, "was", ch.Expected.Leader, "leader_epoch", ch.Next.LeaderEpoch, "isr", ch.Next.ISR)
+			}
+		}
+	}
+	return changed
+}

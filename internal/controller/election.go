@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -90,7 +89,7 @@ func (e *Elections) Close() {
 // reassignments whose target is in sync, and returns how many it changed.
 func (c *Controller) ElectLeaders(ctx context.Context, snap *meta.Snapshot) int {
 	live := EligibleLeaders(snap)
-	changed := 0
+	var changes []meta.PartitionChange
 	for name, t := range snap.AllTopics() {
 		for p := int32(0); p < t.Partitions; p++ {
 			cur := snap.Partition(t, p)
@@ -104,19 +103,10 @@ func (c *Controller) ElectLeaders(ctx context.Context, snap *meta.Snapshot) int 
 			if !ok {
 				continue
 			}
-			if _, err := c.store.AlterPartition(ctx, name, t.ID, p, cur, next); err != nil {
-				if !errors.Is(err, meta.ErrPartitionChanged) && !errors.Is(err, meta.ErrFencedLeaderEpoch) && !errors.Is(err, meta.ErrUnknownPartition) && ctx.Err() == nil {
-					c.log.Warn("partition election failed", "topic", name, "partition", p, "err", err)
-				}
-				continue
-			}
-			changed++
-			if next.Leader != cur.Leader {
-				c.log.Info("elected a partition leader", "topic", name, "partition", p, "leader", next.Leader, "was", cur.Leader, "leader_epoch", next.LeaderEpoch, "isr", next.ISR)
-			}
+			changes = append(changes, meta.PartitionChange{Topic: name, ID: t.ID, Partition: p, Expected: cur, Next: next})
 		}
 	}
-	return changed
+	return c.commitPartitionChanges(ctx, changes)
 }
 
 // nextState is cur with the brokers that are not live out of the ISR and

@@ -2,6 +2,7 @@ package meta
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"testing"
@@ -48,6 +49,54 @@ func TestAlterPartitionKeepsAReassignmentAcrossISRChanges(t *testing.T) {
 			done := PartitionRecord{Replicas: []int32{1, 2, 4}, ISR: []int32{1, 2, 4}, Leader: 1, LeaderEpoch: got.LeaderEpoch + 1}
 			if got, err = s.AlterPartition(ctx, "t", topic.ID, 0, got, done); err != nil || got.Reassigning() {
 				t.Fatalf("completing: %+v %v", got, err)
+			}
+		})
+	}
+}
+
+// AlterPartitions commits several partitions' changes in one transaction;
+// a change computed from a stale state is refused alone, with
+// AlterPartition's error, and the others are written. On both backends.
+func TestAlterPartitionsCommitsTogetherAndRefusesStaleOnesAlone(t *testing.T) {
+	for _, cb := range conformanceBackends(t) {
+		t.Run(cb.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := Open(cb.open(t), slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			topic, err := s.CreateTopic(ctx, Topic{Name: "t", Partitions: 3, ReplicationFactor: 2, Replicas: [][]int32{{1, 2}, {2, 1}, {1, 2}}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap := s.Snapshot()
+			var changes []PartitionChange
+			for p := int32(0); p < 3; p++ {
+				cur := snap.Partition(topic, p)
+				next := cur
+				next.Leader, next.LeaderEpoch, next.ISR = 2, cur.LeaderEpoch+1, []int32{2}
+				changes = append(changes, PartitionChange{Topic: "t", ID: topic.ID, Partition: p, Expected: cur, Next: next})
+			}
+			changes[1].Expected.PartitionEpoch = 7 // stale
+			errs, err := s.AlterPartitions(ctx, changes)
+			if err != nil || errs[0] != nil || !errors.Is(errs[1], ErrPartitionChanged) || errs[2] != nil {
+				t.Fatalf("AlterPartitions: %v %v", errs, err)
+			}
+			after := s.Snapshot()
+			for p, want := range []int32{2, 2, 2} {
+				got := after.Partition(topic, int32(p))
+				if p == 1 {
+					want = 2 // partition 1 is led by 2 from the start and was not changed
+					if got.PartitionEpoch != 0 {
+						t.Errorf("the stale change was written: %+v", got)
+					}
+				} else if got.PartitionEpoch != 1 || !slices.Equal(got.ISR, []int32{2}) {
+					t.Errorf("partition %d: %+v", p, got)
+				}
+				if got.Leader != want {
+					t.Errorf("partition %d led by %d", p, got.Leader)
+				}
 			}
 		})
 	}
