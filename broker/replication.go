@@ -43,6 +43,7 @@ func (b *Broker) startReplication(parts *replica.Partitions) {
 	b.fetchers = parts.StartFetchers(func(snap *meta.Snapshot, id int32) (*kgo.Client, error) {
 		return b.markerSender.client(snap, id)
 	}, opts)
+	b.watchSingleReplicaLeaders(parts)
 	// Every broker runs the elections; only the elected controller's act.
 	ctrl := controller.New(b.cfg, b.store, nil, b.loggers.Logger("kbroker.controller"))
 	b.elections = ctrl.StartElections(func() bool { return b.member != nil && b.member.Controller() == b.cfg.NodeID })

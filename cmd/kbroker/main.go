@@ -26,6 +26,8 @@ Usage:
   kbroker groups  --bootstrap-server host:port (--list | --describe | --reset-offsets | --delete | --delete-offsets) ...
   kbroker transactions --bootstrap-server host:port (list | describe | describe-producers | find-hanging | abort) ...
   kbroker policies --check FILE [--request JSON | --requests FILE]
+  kbroker reassign --bootstrap-server host:port (--generate | --execute | --verify | --cancel) ...
+  kbroker leader-election --bootstrap-server host:port --election-type PREFERRED|UNCLEAN (--topic t --partition p | --all-topic-partitions) ...
 
 Commands:
   serve         run a broker (defaults: PLAINTEXT://127.0.0.1:9092, data in ./data)
@@ -36,6 +38,8 @@ Commands:
   groups        list, describe, reset and delete consumer groups (as kafka-consumer-groups.sh)
   transactions  list, describe and abort transactions (as kafka-transactions.sh)
   policies      compile CEL policy rules, try them on sample requests, store them in the cluster
+  reassign      move partition replicas between brokers (as kafka-reassign-partitions.sh)
+  leader-election  elect preferred or unclean partition leaders (as kafka-leader-election.sh)
 
 The admin commands work against any Kafka-compatible cluster; they exit 0 on
 success, 1 when anything failed (each failure is printed with the broker's
@@ -61,6 +65,9 @@ var commands = map[string]command{
 	"groups":       runGroups,
 	"transactions": runTransactions,
 	"policies":     runPolicies,
+
+	"reassign":        runReassign,
+	"leader-election": runLeaderElection,
 }
 
 func main() {

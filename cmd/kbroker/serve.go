@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -74,6 +75,22 @@ func serve(args []string) error {
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	s := <-sig
 	b.Logger().Info("shutting down", "signal", s.String())
+	// Leadership moves off the broker before it stops (Kafka's controlled
+	// shutdown), bounded as Kafka bounds it; a second signal stops at once.
+	ctx, cancel := context.WithTimeout(context.Background(), broker.ControlledShutdownTimeout)
+	go func() {
+		select {
+		case <-sig:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := b.ControlledShutdown(ctx); err != nil {
+		// The broker stops all the same: its partitions then move when
+		// its registration goes, as after a crash.
+		b.Logger().Error("controlled shutdown failed", "err", err)
+	}
+	cancel()
 	return b.Close()
 }
 

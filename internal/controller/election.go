@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strconv"
 	"sync"
@@ -49,10 +48,13 @@ func (c *Controller) StartElections(isController func() bool) *Elections {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Elections{c: c, isController: isController, wake: make(chan struct{}, 1), cancel: cancel}
 	c.store.OnChange(func(ev meta.Event) {
-		if ev.Full || ev.ChangedBrokers() {
+		if ev.Full || ev.ChangedBrokers() || reassignmentMoved(ev) {
 			e.poke()
 		}
 	})
+	if interval := c.rebalanceInterval(); interval > 0 {
+		e.wg.Go(func() { e.runRebalance(ctx, interval) })
+	}
 	e.wg.Go(func() {
 		tick := time.NewTicker(electionInterval)
 		defer tick.Stop()
@@ -85,10 +87,11 @@ func (e *Elections) Close() {
 }
 
 // ElectLeaders brings every replicated partition of snap in line with the
-// live brokers, and returns how many it changed.
+// live brokers (those in controlled shutdown count as gone), completes the
+// reassignments whose target is in sync, and returns how many it changed.
 func (c *Controller) ElectLeaders(ctx context.Context, snap *meta.Snapshot) int {
-	live := snap.LiveBrokers()
-	changed := 0
+	live := EligibleLeaders(snap)
+	var changes []meta.PartitionChange
 	for name, t := range snap.AllTopics() {
 		for p := int32(0); p < t.Partitions; p++ {
 			cur := snap.Partition(t, p)
@@ -96,22 +99,16 @@ func (c *Controller) ElectLeaders(ctx context.Context, snap *meta.Snapshot) int 
 				continue // a single replica: its broker alone can lead it
 			}
 			next, ok := nextState(cur, live, c.uncleanElection(snap, name), c.minInsync(snap, name))
+			if done, complete := completeReassignment(next, live); complete {
+				next, ok = done, true
+			}
 			if !ok {
 				continue
 			}
-			if _, err := c.store.AlterPartition(ctx, name, t.ID, p, cur, next); err != nil {
-				if !errors.Is(err, meta.ErrPartitionChanged) && !errors.Is(err, meta.ErrFencedLeaderEpoch) && !errors.Is(err, meta.ErrUnknownPartition) && ctx.Err() == nil {
-					c.log.Warn("partition election failed", "topic", name, "partition", p, "err", err)
-				}
-				continue
-			}
-			changed++
-			if next.Leader != cur.Leader {
-				c.log.Info("elected a partition leader", "topic", name, "partition", p, "leader", next.Leader, "was", cur.Leader, "leader_epoch", next.LeaderEpoch, "isr", next.ISR)
-			}
+			changes = append(changes, meta.PartitionChange{Topic: name, ID: t.ID, Partition: p, Expected: cur, Next: next})
 		}
 	}
-	return changed
+	return c.commitPartitionChanges(ctx, changes)
 }
 
 // nextState is cur with the brokers that are not live out of the ISR and

@@ -27,6 +27,11 @@ type Broker struct {
 	// Hidden names the static keys it set whose values it does not publish
 	// (sensitive ones, and keys no catalog knows).
 	Hidden []string `json:"hidden,omitempty"`
+	// InControlledShutdown: the broker is stopping and has asked the
+	// controller to move its leaderships and take it out of every ISR
+	// (Kafka's BrokerRegistration.inControlledShutdown). It stays live,
+	// serving, until it closes.
+	InControlledShutdown bool `json:"in_controlled_shutdown,omitempty"`
 }
 
 // Endpoint is one advertised listener.

@@ -47,6 +47,18 @@ type PartitionRecord struct {
 	// partition left without ISR.
 	ELR          []int32 `json:"elr,omitempty"`
 	LastKnownELR []int32 `json:"last_known_elr,omitempty"`
+	// AddingReplicas and RemovingReplicas are a reassignment in progress,
+	// as in Kafka's PartitionRecord: Replicas is then the target followed
+	// by the replicas being removed, and the adding ones are among them,
+	// catching up as followers until the controller completes it.
+	AddingReplicas   []int32 `json:"adding_replicas,omitempty"`
+	RemovingReplicas []int32 `json:"removing_replicas,omitempty"`
+}
+
+// Reassigning reports whether a reassignment of the partition is in
+// progress.
+func (r PartitionRecord) Reassigning() bool {
+	return len(r.AddingReplicas) > 0 || len(r.RemovingReplicas) > 0
 }
 
 // PartitionKey names one partition of a topic by the topic's id.
@@ -166,40 +178,87 @@ var (
 func (s *Store) AlterPartition(ctx context.Context, topic string, id TopicID, p int32, expected, next PartitionRecord) (PartitionRecord, error) {
 	var written PartitionRecord
 	err := s.Update(ctx, func(tx Tx) error {
-		raw, ok := tx.Get(topicKey(topic))
-		if !ok {
-			return fmt.Errorf("%w: %s-%d", ErrUnknownPartition, topic, p)
-		}
-		var t Topic
-		if err := json.Unmarshal(raw, &t); err != nil {
-			return err
-		}
-		if t.ID != id || p < 0 || p >= t.Partitions {
-			return fmt.Errorf("%w: %s-%d", ErrUnknownPartition, topic, p)
-		}
-		cur := InitialPartition(&t, p)
-		if raw, ok := tx.Get(partitionKey(id, p)); ok {
-			if err := json.Unmarshal(raw, &cur); err != nil {
-				return err
-			}
-		}
-		switch {
-		case cur.LeaderEpoch != expected.LeaderEpoch:
-			return fmt.Errorf("%w: %s-%d is at leader epoch %d, not %d", ErrFencedLeaderEpoch, topic, p, cur.LeaderEpoch, expected.LeaderEpoch)
-		case cur.PartitionEpoch != expected.PartitionEpoch:
-			return fmt.Errorf("%w: %s-%d is at partition epoch %d, not %d", ErrPartitionChanged, topic, p, cur.PartitionEpoch, expected.PartitionEpoch)
-		}
-		written = next
-		written.Replicas, written.ISR = slices.Clone(next.Replicas), slices.Clone(next.ISR)
-		written.ELR, written.LastKnownELR = slices.Clone(next.ELR), slices.Clone(next.LastKnownELR)
-		written.PartitionEpoch = cur.PartitionEpoch + 1
-		putJSON(tx, partitionKey(id, p), written)
-		return nil
+		var err error
+		written, err = alterPartitionTx(tx, topic, id, p, expected, next)
+		return err
 	})
 	if err != nil {
 		return PartitionRecord{}, err
 	}
 	return written, nil
+}
+
+// alterPartitionTx is AlterPartition's compare and write inside tx.
+func alterPartitionTx(tx Tx, topic string, id TopicID, p int32, expected, next PartitionRecord) (PartitionRecord, error) {
+	raw, ok := tx.Get(topicKey(topic))
+	if !ok {
+		return PartitionRecord{}, fmt.Errorf("%w: %s-%d", ErrUnknownPartition, topic, p)
+	}
+	var t Topic
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return PartitionRecord{}, err
+	}
+	if t.ID != id || p < 0 || p >= t.Partitions {
+		return PartitionRecord{}, fmt.Errorf("%w: %s-%d", ErrUnknownPartition, topic, p)
+	}
+	cur := InitialPartition(&t, p)
+	if raw, ok := tx.Get(partitionKey(id, p)); ok {
+		// Decoded into a fresh record: the initial one's slices are the
+		// topic's assignment, shared by Replicas and ISR, which decoding
+		// into them would overwrite.
+		cur = PartitionRecord{}
+		if err := json.Unmarshal(raw, &cur); err != nil {
+			return PartitionRecord{}, err
+		}
+	}
+	switch {
+	case cur.LeaderEpoch != expected.LeaderEpoch:
+		return PartitionRecord{}, fmt.Errorf("%w: %s-%d is at leader epoch %d, not %d", ErrFencedLeaderEpoch, topic, p, cur.LeaderEpoch, expected.LeaderEpoch)
+	case cur.PartitionEpoch != expected.PartitionEpoch:
+		return PartitionRecord{}, fmt.Errorf("%w: %s-%d is at partition epoch %d, not %d", ErrPartitionChanged, topic, p, cur.PartitionEpoch, expected.PartitionEpoch)
+	}
+	if slices.Equal(next.Replicas, cur.Replicas) && !next.Reassigning() {
+		// A change that keeps the replicas (an ISR change by a leader,
+		// which knows nothing of reassignments) keeps the reassignment in
+		// progress; only a change of the replicas starts, completes or
+		// cancels one.
+		next.AddingReplicas, next.RemovingReplicas = cur.AddingReplicas, cur.RemovingReplicas
+	}
+	written := next
+	written.Replicas, written.ISR = slices.Clone(next.Replicas), slices.Clone(next.ISR)
+	written.AddingReplicas, written.RemovingReplicas = slices.Clone(next.AddingReplicas), slices.Clone(next.RemovingReplicas)
+	written.ELR, written.LastKnownELR = slices.Clone(next.ELR), slices.Clone(next.LastKnownELR)
+	written.PartitionEpoch = cur.PartitionEpoch + 1
+	putJSON(tx, partitionKey(id, p), written)
+	return written, nil
+}
+
+// PartitionChange is one compare-and-swap of AlterPartitions.
+type PartitionChange struct {
+	Topic          string
+	ID             TopicID
+	Partition      int32
+	Expected, Next PartitionRecord
+}
+
+// AlterPartitions makes every change in one transaction, each compared as
+// AlterPartition compares it, so that readers see them all at once (a
+// controlled shutdown moves all of a broker's leaderships together, and a
+// client needs one metadata refresh). A change whose compare fails is left
+// out, with its error at its index; the others are written. Callers keep a
+// batch within etcd's --max-txn-ops: each change reads and writes one key.
+func (s *Store) AlterPartitions(ctx context.Context, changes []PartitionChange) ([]error, error) {
+	errs := make([]error, len(changes))
+	err := s.Update(ctx, func(tx Tx) error {
+		for i, c := range changes {
+			_, errs[i] = alterPartitionTx(tx, c.Topic, c.ID, c.Partition, c.Expected, c.Next)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return errs, nil
 }
 
 // maxPartitionDeletesPerTx bounds the partition records one cleanup

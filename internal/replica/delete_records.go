@@ -62,7 +62,9 @@ func (pt *Partition) DeleteRecords(offset int64) (int64, error) {
 // meanwhile) with LowWatermark -1. A partition without followers is done
 // at once. parked is the time spent waiting.
 func (p *Partitions) AwaitLowWatermarks(ctx context.Context, waits []DeleteWait, timeout time.Duration) (parked time.Duration) {
-	reached := func(w *DeleteWait) bool { return !p.stillLeads(&w.Partition) || p.lowWatermark(&w.Partition) >= w.Offset }
+	reached := func(w *DeleteWait) bool {
+		return !p.stillLeads(&w.Partition) || p.lowWatermark(&w.Partition) >= w.Offset
+	}
 	all := func() bool {
 		for i := range waits {
 			if !reached(&waits[i]) {

@@ -261,6 +261,33 @@ func matrixCases(topicID [16]byte) map[string]matrixCase {
 			}},
 		// As Kafka: CLUSTER_ACTION (a follower's) or DESCRIBE on the topic
 		// (a consumer checking its position after a leader change, KIP-320).
+		// Elections and reassignments: ALTER on the cluster (DESCRIBE to
+		// list), as Kafka's controller checks. The single broker's topic
+		// "t" is led by its only replica, so a granted election is not
+		// needed and a granted cancel finds no reassignment.
+		"ElectLeaders": {key: kmsg.ElectLeaders, refused: kerr.ClusterAuthorizationFailed, granted: kerr.ElectionNotNeeded, grants: onCluster(kmsg.ACLOperationAlter),
+			call: func(t *testing.T, cl *kgo.Client, _ string) int16 {
+				req := kmsg.NewPtrElectLeadersRequest()
+				rt := kmsg.NewElectLeadersRequestTopic()
+				rt.Topic, rt.Partitions = "t", []int32{0}
+				req.Topics = append(req.Topics, rt)
+				return issue(t, cl, req).(*kmsg.ElectLeadersResponse).Topics[0].Partitions[0].ErrorCode
+			}},
+		"AlterPartitionReassignments": {key: kmsg.AlterPartitionAssignments, refused: kerr.ClusterAuthorizationFailed, granted: kerr.NoReassignmentInProgress, grants: onCluster(kmsg.ACLOperationAlter),
+			call: func(t *testing.T, cl *kgo.Client, _ string) int16 {
+				req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+				rt := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+				rt.Topic = "t"
+				rp := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+				rp.Replicas = nil // cancel
+				rt.Partitions = append(rt.Partitions, rp)
+				req.Topics = append(req.Topics, rt)
+				return issue(t, cl, req).(*kmsg.AlterPartitionAssignmentsResponse).Topics[0].Partitions[0].ErrorCode
+			}},
+		"ListPartitionReassignments": {key: kmsg.ListPartitionReassignments, refused: kerr.ClusterAuthorizationFailed, grants: onCluster(kmsg.ACLOperationDescribe),
+			call: func(t *testing.T, cl *kgo.Client, _ string) int16 {
+				return issue(t, cl, kmsg.NewPtrListPartitionReassignmentsRequest()).(*kmsg.ListPartitionReassignmentsResponse).ErrorCode
+			}},
 		"OffsetForLeaderEpoch": {key: kmsg.OffsetForLeaderEpoch, refused: kerr.TopicAuthorizationFailed, grants: onTopic(kmsg.ACLOperationDescribe),
 			call: offsetForLeaderEpochCall(-1)},
 		"OffsetForLeaderEpoch/replica": {key: kmsg.OffsetForLeaderEpoch, refused: kerr.TopicAuthorizationFailed, grants: onCluster(kmsg.ACLOperationClusterAction),

@@ -1,0 +1,63 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"kbroker/internal/meta"
+)
+
+// BeginControlledShutdown marks the registration of broker id as in
+// controlled shutdown, which is how a stopping broker asks the controller
+// to move its leaderships away and take it out of every ISR (Kafka's
+// broker sends the same wish in its heartbeat). The registration is
+// rewritten under its own lease, compared on its revision, so it still
+// vanishes with the lease; it returns once this broker's store has the
+// change. A broker that registers again (a lost lease) starts without the
+// mark.
+func (m *Member) BeginControlledShutdown(ctx context.Context, id int32) error {
+	key := m.prefix + meta.BrokerKey(id)
+	for {
+		cctx, cancel := context.WithTimeout(ctx, m.timeout)
+		resp, err := m.cli.Get(cctx, key)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("cluster: reading the registration of broker %d: %w: %v", id, meta.ErrUnavailable, err)
+		}
+		if len(resp.Kvs) == 0 {
+			return fmt.Errorf("cluster: broker %d is not registered", id)
+		}
+		kv := resp.Kvs[0]
+		var reg meta.Broker
+		if err := json.Unmarshal(kv.Value, &reg); err != nil {
+			return fmt.Errorf("cluster: decoding the registration of broker %d: %w", id, err)
+		}
+		reg.InControlledShutdown = true
+		value, err := json.Marshal(reg)
+		if err != nil {
+			return err
+		}
+		cctx, cancel = context.WithTimeout(ctx, m.timeout)
+		txn, err := m.cli.Txn(cctx).
+			If(clientv3.Compare(clientv3.ModRevision(key), "=", kv.ModRevision)).
+			Then(clientv3.OpPut(key, string(value), clientv3.WithLease(clientv3.LeaseID(kv.Lease)))).
+			Commit()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("cluster: marking broker %d in controlled shutdown: %w: %v", id, meta.ErrUnavailable, err)
+		}
+		if !txn.Succeeded {
+			continue // re-registered in between: mark the new registration
+		}
+		wctx, cancel := context.WithTimeout(ctx, m.timeout)
+		defer cancel()
+		return m.store.WaitFor(wctx, txn.Header.Revision)
+	}
+}
+
+// BeginControlledShutdown on the single broker of a bbolt store does
+// nothing: no other broker could lead its partitions.
+func (l *Local) BeginControlledShutdown(context.Context, int32) error { return nil }

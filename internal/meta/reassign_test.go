@@ -1,0 +1,103 @@
+package meta
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"testing"
+)
+
+// A reassignment in progress lives in the partition record: a later change
+// that keeps the replicas (a leader's ISR change, which names no adding or
+// removing replicas) keeps it; a change of the replicas ends it. On both
+// backends.
+func TestAlterPartitionKeepsAReassignmentAcrossISRChanges(t *testing.T) {
+	for _, cb := range conformanceBackends(t) {
+		t.Run(cb.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := Open(cb.open(t), slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			topic, err := s.CreateTopic(ctx, Topic{Name: "t", Partitions: 1, ReplicationFactor: 3, Replicas: [][]int32{{1, 2, 3}}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := s.Snapshot().Partition(topic, 0)
+			moving := st
+			moving.Replicas, moving.AddingReplicas, moving.RemovingReplicas = []int32{1, 2, 4, 3}, []int32{4}, []int32{3}
+			moving.LeaderEpoch++
+			got, err := s.AlterPartition(ctx, "t", topic.ID, 0, st, moving)
+			if err != nil || !got.Reassigning() {
+				t.Fatalf("starting: %+v %v", got, err)
+			}
+			isrChange := PartitionRecord{Replicas: []int32{1, 2, 4, 3}, ISR: []int32{1, 2, 3, 4}, Leader: 1, LeaderEpoch: got.LeaderEpoch}
+			// Twice: the second change reads the record the first wrote.
+			if got, err = s.AlterPartition(ctx, "t", topic.ID, 0, got, isrChange); err != nil {
+				t.Fatal(err)
+			}
+			isrChange.ISR = []int32{1, 2, 4, 3}
+			got, err = s.AlterPartition(ctx, "t", topic.ID, 0, got, isrChange)
+			if err != nil || !slices.Equal(got.AddingReplicas, []int32{4}) || !slices.Equal(got.RemovingReplicas, []int32{3}) {
+				t.Fatalf("the ISR change dropped the reassignment: %+v %v", got, err)
+			}
+			if cur := s.Snapshot().Partition(topic, 0); !cur.Reassigning() || !slices.Equal(cur.ISR, []int32{1, 2, 4, 3}) || !slices.Equal(cur.Replicas, []int32{1, 2, 4, 3}) {
+				t.Fatalf("snapshot after the ISR change: %+v", cur)
+			}
+			done := PartitionRecord{Replicas: []int32{1, 2, 4}, ISR: []int32{1, 2, 4}, Leader: 1, LeaderEpoch: got.LeaderEpoch + 1}
+			if got, err = s.AlterPartition(ctx, "t", topic.ID, 0, got, done); err != nil || got.Reassigning() {
+				t.Fatalf("completing: %+v %v", got, err)
+			}
+		})
+	}
+}
+
+// AlterPartitions commits several partitions' changes in one transaction;
+// a change computed from a stale state is refused alone, with
+// AlterPartition's error, and the others are written. On both backends.
+func TestAlterPartitionsCommitsTogetherAndRefusesStaleOnesAlone(t *testing.T) {
+	for _, cb := range conformanceBackends(t) {
+		t.Run(cb.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := Open(cb.open(t), slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			topic, err := s.CreateTopic(ctx, Topic{Name: "t", Partitions: 3, ReplicationFactor: 2, Replicas: [][]int32{{1, 2}, {2, 1}, {1, 2}}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap := s.Snapshot()
+			var changes []PartitionChange
+			for p := int32(0); p < 3; p++ {
+				cur := snap.Partition(topic, p)
+				next := cur
+				next.Leader, next.LeaderEpoch, next.ISR = 2, cur.LeaderEpoch+1, []int32{2}
+				changes = append(changes, PartitionChange{Topic: "t", ID: topic.ID, Partition: p, Expected: cur, Next: next})
+			}
+			changes[1].Expected.PartitionEpoch = 7 // stale
+			errs, err := s.AlterPartitions(ctx, changes)
+			if err != nil || errs[0] != nil || !errors.Is(errs[1], ErrPartitionChanged) || errs[2] != nil {
+				t.Fatalf("AlterPartitions: %v %v", errs, err)
+			}
+			after := s.Snapshot()
+			for p, want := range []int32{2, 2, 2} {
+				got := after.Partition(topic, int32(p))
+				if p == 1 {
+					want = 2 // partition 1 is led by 2 from the start and was not changed
+					if got.PartitionEpoch != 0 {
+						t.Errorf("the stale change was written: %+v", got)
+					}
+				} else if got.PartitionEpoch != 1 || !slices.Equal(got.ISR, []int32{2}) {
+					t.Errorf("partition %d: %+v", p, got)
+				}
+				if got.Leader != want {
+					t.Errorf("partition %d led by %d", p, got.Leader)
+				}
+			}
+		})
+	}
+}
