@@ -168,6 +168,11 @@ type consumerMember struct {
 	describable                   func(topic string) bool
 	sessionTimer, rebalanceTimer  *coordinator.Timer
 	sessionTimeout, heartbeatTime time.Duration
+	// heardAt is when the member was last heard from as its current
+	// assignment record says (refreshed every heardRefresh of a session
+	// timeout), so a restarted coordinator can count the silence before
+	// the restart against the member's session.
+	heardAt time.Time
 }
 
 func (cg *consumerGroup) memberOrNew(id string) *consumerMember {
@@ -498,21 +503,44 @@ func (s *shard) refreshTopics(g *group, force bool) []coordinator.Record {
 	return append(records, s.bumpEpoch(g)...)
 }
 
+// heardRefresh is the fraction of the session timeout after which a
+// heartbeat rewrites the member's current assignment only to record that
+// it was heard: a live member's heardAt is never older than a third of
+// its session (plus one heartbeat interval) when the coordinator stops.
+const heardRefresh = 3
+
+// sessionLeftAtLoad is how long a member read back has to heartbeat: what
+// remains of its session since it was last heard, but at least half a
+// heartbeat interval, so that a live member reconnecting to the restarted
+// coordinator is not fenced before it could speak. A member with no
+// recorded heardAt (written by an older kbroker) gets its whole session.
+func sessionLeftAtLoad(m *consumerMember, now time.Time) time.Duration {
+	if m.heardAt.IsZero() {
+		return m.sessionTimeout
+	}
+	left := m.heardAt.Add(m.sessionTimeout).Sub(now)
+	return min(max(left, m.heartbeatTime/2), m.sessionTimeout)
+}
+
 // active reports a consumer group with members; false for nil.
 func (cg *consumerGroup) active() bool { return cg != nil && len(cg.members) > 0 }
 
-// loadedConsumer restarts the timers of a consumer group read back: its
-// members have a session timeout from now (as after a failover in Kafka),
-// and one caught mid-revocation its rebalance timeout. A group whose
-// epoch was bumped but whose targets were not written recomputes them.
+// loadedConsumer restarts the timers of a consumer group read back. A
+// member's session runs from when it was last heard (heardAt), not from
+// the load: Kafka restarts the whole session timeout at a failover, but a
+// coordinator restarted more often than the session timeout (kill -9
+// every few seconds) would then never expire a member that vanished
+// without leaving, and the partitions it holds would never move. One
+// caught mid-revocation gets its rebalance timeout.
 func (s *shard) loadedConsumer(g *group) {
 	cg := g.consumer
 	if cg == nil {
 		return
 	}
+	now := s.now()
 	for _, m := range cg.members {
 		m.sessionTimeout, m.heartbeatTime = s.settings(g.id)
-		s.armSession(g, m)
+		s.armSessionFor(g, m, sessionLeftAtLoad(m, now))
 		s.armRebalance(g, m)
 	}
 	if len(cg.members) == 0 {

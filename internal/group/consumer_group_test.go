@@ -700,3 +700,36 @@ func TestConsumerOffsetFetchMemberEpoch(t *testing.T) {
 		}
 	}
 }
+
+// A member's session counts the silence before a coordinator restart: a
+// member gone quiet is fenced once its session timeout has passed even if
+// the coordinator restarts more often than that, while a member that keeps
+// heartbeating across the same restarts stays.
+func TestConsumerSessionSpansRestarts(t *testing.T) {
+	h := newConsumerHarness(t)
+	h.topic("t", 2)
+	ok(t, h.hb(joinHB("g", "quiet", "t")))
+	b := ok(t, h.hb(joinHB("g", "live", "t")))
+	owned := assignor.Assignment{}
+	for elapsed := time.Duration(0); elapsed < 60*time.Second; elapsed += 4 * time.Second {
+		h.advance(2 * time.Second)
+		b = ok(t, h.hb(beat("g", "live", b.MemberEpoch, owned)))
+		if a := assignedOf(b); a != nil {
+			owned = a
+		}
+		h.advance(2 * time.Second)
+		h.restart(h.cfg)
+	}
+	h.advance(time.Second) // the grace after the last load
+	var quiet, live bool
+	h.do(func(s *shard) {
+		cg := s.groups["g"].consumer
+		quiet, live = cg.members["quiet"] != nil, cg.members["live"] != nil
+	})
+	if quiet {
+		t.Error("the quiet member outlived its session timeout across restarts")
+	}
+	if !live {
+		t.Error("the live member was fenced although it heartbeat between restarts")
+	}
+}

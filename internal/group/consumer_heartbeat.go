@@ -170,7 +170,10 @@ func (s *shard) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, from 
 	beforeRevoking := m.revoking
 	s.reconcile(cg, m, owned, subscriptionChanged)
 	assignmentChanged := !equalAssignments(before, m.assigned)
-	if assignmentChanged || beforeEpoch != m.epoch || beforeState != m.state || !equalAssignments(beforeRevoking, m.revoking) || joined {
+	now := s.now()
+	heardLongAgo := now.Sub(m.heardAt) >= session/heardRefresh
+	if assignmentChanged || beforeEpoch != m.epoch || beforeState != m.state || !equalAssignments(beforeRevoking, m.revoking) || joined || heardLongAgo {
+		m.heardAt = now
 		records = append(records, currentAssignmentRecord(g, m))
 	}
 	if e := s.write(records...); e != nil {
@@ -373,7 +376,10 @@ func (s *shard) consumerLeave(req *kmsg.ConsumerGroupHeartbeatRequest, resp *kms
 	}
 	var records []coordinator.Record
 	if req.MemberEpoch == leaveStaticEpoch && m.instanceID != nil {
+		// The session of a static member that left for now runs from
+		// its leave, across restarts too.
 		m.epoch, m.state, m.revoking = leaveStaticEpoch, memberStable, assignor.Assignment{}
+		m.heardAt = s.now()
 		m.rebalanceTimer.Stop()
 		records = append(records, currentAssignmentRecord(g, m))
 	} else {
@@ -414,11 +420,16 @@ func (s *shard) metadata() *meta.Snapshot {
 // armSession (re)starts a member's session timer: a member not heard
 // from within its session timeout is fenced and its partitions reassigned.
 func (s *shard) armSession(g *group, m *consumerMember) {
-	m.sessionTimer.Stop()
 	d := m.sessionTimeout
 	if d <= 0 {
 		d, _ = s.settings(g.id)
 	}
+	s.armSessionFor(g, m, d)
+}
+
+// armSessionFor (re)starts a member's session timer to fire after d.
+func (s *shard) armSessionFor(g *group, m *consumerMember, d time.Duration) {
+	m.sessionTimer.Stop()
 	m.sessionTimer = s.rt.After(d, func() {
 		if s.groups[g.id] != g || g.consumer == nil || g.consumer.members[m.id] != m {
 			return
