@@ -168,6 +168,10 @@ type consumerMember struct {
 	describable                   func(topic string) bool
 	sessionTimer, rebalanceTimer  *coordinator.Timer
 	sessionTimeout, heartbeatTime time.Duration
+	// classic is set for a member that joined with JoinGroup (Kafka's
+	// ClassicMemberMetadata, migration.go); nil for one speaking
+	// ConsumerGroupHeartbeat.
+	classic *classicProtocol
 	// heardAt is when the member was last heard from as its current
 	// assignment record says (refreshed every heardRefresh of a session
 	// timeout), so a restarted coordinator can count the silence before
@@ -540,6 +544,9 @@ func (s *shard) loadedConsumer(g *group) {
 	now := s.now()
 	for _, m := range cg.members {
 		m.sessionTimeout, m.heartbeatTime = s.settings(g.id)
+		if m.classic != nil {
+			m.sessionTimeout = m.classic.sessionTimeout
+		}
 		s.armSessionFor(g, m, sessionLeftAtLoad(m, now))
 		s.armRebalance(g, m)
 	}
@@ -577,6 +584,8 @@ func (cg *consumerGroup) validateMemberCommit(memberID string, instanceID *strin
 		return kerr.UnknownMemberID
 	case instanceID != nil && (m.instanceID == nil || *m.instanceID != *instanceID):
 		return kerr.FencedInstanceID
+	case m.classic != nil:
+		return cg.validateClassicCommit(m, epoch)
 	case classicVersion:
 		return kerr.UnsupportedVersion
 	case epoch > m.epoch:

@@ -472,8 +472,15 @@ func TestConsumerGroupConversionWhenEmpty(t *testing.T) {
 	h := newConsumerHarness(t)
 	h.topic("t", 1)
 	ok(t, h.hb(joinHB("g", "a", "t")))
-	if r := answered(t, h.join(joinReq("g", ""))); r.ErrorCode != kerr.InconsistentGroupProtocol.Code {
-		t.Fatalf("classic join into an active consumer group: %v", kerr.ErrorForCode(r.ErrorCode))
+	connect := joinReq("g", "")
+	connect.ProtocolType = "connect"
+	if r := answered(t, h.join(connect)); r.ErrorCode != kerr.InconsistentGroupProtocol.Code {
+		t.Fatalf("classic join of another protocol type into an active consumer group: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	// A classic consumer is taken in as a classic member (migration.go):
+	// first its member id, as into a classic group.
+	if r := answered(t, h.join(joinReq("g", ""))); r.ErrorCode != kerr.MemberIDRequired.Code {
+		t.Fatalf("classic join into an active consumer group: %v, want MEMBER_ID_REQUIRED", kerr.ErrorForCode(r.ErrorCode))
 	}
 	ok(t, h.hb(beat("g", "a", -1, nil)))
 	groups, _ := h.c.List(context.Background(), nil, []string{"consumer"})

@@ -224,10 +224,9 @@ func assignmentResponse(a assignor.Assignment) *kmsg.ConsumerGroupHeartbeatRespo
 }
 
 // consumerGroupFor finds the consumer group of a heartbeat, creating it
-// for a join, or converting an empty classic group (Kafka converts an
-// empty group whatever the migration policy). A classic group with
-// members is not converted: GROUP_ID_NOT_FOUND, as Kafka answers when it
-// cannot upgrade one.
+// for a join, or converting a classic group: an empty one whatever the
+// migration policy (as Kafka), one with members as the policy allows
+// (upgradeClassic; GROUP_ID_NOT_FOUND when it may not, as Kafka answers).
 func (s *shard) consumerGroupFor(id string, join bool) (*group, []coordinator.Record, *kerr.Error, string) {
 	g := s.groups[id]
 	switch {
@@ -239,8 +238,13 @@ func (s *shard) consumerGroupFor(id string, join bool) (*group, []coordinator.Re
 		return nil, nil, kerr.CoordinatorNotAvailable, ""
 	case g.consumer != nil:
 		return g, nil, nil, ""
-	case !join || len(g.members) > 0 || len(g.pending) > 0:
+	case !join:
 		return nil, nil, kerr.GroupIDNotFound, "Group " + id + " is not a consumer group."
+	case len(g.members) > 0:
+		if e := s.upgradeClassic(g); e != nil {
+			return nil, nil, e, "Cannot upgrade classic group " + id + " to a consumer group."
+		}
+		return g, nil, nil, ""
 	}
 	g.consumer = newConsumerGroup()
 	g.consumer.stateTime = s.now()
@@ -399,6 +403,9 @@ func (s *shard) removeConsumerMember(g *group, m *consumerMember) []coordinator.
 	cg := g.consumer
 	cg.dropMember(m.id)
 	records := memberTombstones(g.id, m.id)
+	if down := s.downgradeIfOnlyClassic(g); down != nil {
+		return append(records, down...)
+	}
 	regexRecords, _ := s.resolveRegexes(g, s.metadata())
 	records = append(records, regexRecords...)
 	cg.subscribedMeta = s.topicsNow(cg, s.metadata())

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"kbroker/internal/coordinator"
@@ -218,23 +219,71 @@ func subscriptionMetadataRecord(g *group) coordinator.Record {
 	}
 }
 
+// memberMetadataRecord is ConsumerGroupMemberMetadata. A classic member
+// carries its ClassicMemberMetadata in tagged field 0, as Kafka writes it.
 func memberMetadataRecord(g *group, m *consumerMember) coordinator.Record {
-	return coordinator.Record{
-		Key: consumerKey(keyConsumerGroupMemberMetadata, g.id, m.id),
-		Value: valueOf(func(e *encoder) {
-			e.cnstr(m.instanceID)
-			e.cnstr(m.rackID)
-			e.cstr(m.clientID)
-			e.cstr(m.clientHost)
-			e.uvarint(len(m.topicNames) + 1)
-			for _, t := range m.topicNames {
-				e.cstr(t)
-			}
-			e.cnstr(nilIfEmpty(m.regex))
-			e.cnstr(nilIfEmpty(m.serverAssignor))
-			e.int32(int32(m.rebalanceTimeout.Milliseconds()))
-		}),
+	e := encoder{}
+	e.int16(0)
+	e.cnstr(m.instanceID)
+	e.cnstr(m.rackID)
+	e.cstr(m.clientID)
+	e.cstr(m.clientHost)
+	e.uvarint(len(m.topicNames) + 1)
+	for _, t := range m.topicNames {
+		e.cstr(t)
 	}
+	e.cnstr(nilIfEmpty(m.regex))
+	e.cnstr(nilIfEmpty(m.serverAssignor))
+	e.int32(int32(m.rebalanceTimeout.Milliseconds()))
+	if m.classic == nil {
+		e.tags()
+	} else {
+		c := encoder{}
+		c.int32(int32(m.classic.sessionTimeout.Milliseconds()))
+		c.uvarint(len(m.classic.protocols) + 1)
+		for _, p := range m.classic.protocols {
+			c.cstr(p.name)
+			c.uvarint(len(p.metadata) + 1)
+			c.b = append(c.b, p.metadata...)
+			c.tags()
+		}
+		c.tags()
+		e.uvarint(1)
+		e.uvarint(classicMemberMetadataTag)
+		e.uvarint(len(c.b))
+		e.b = append(e.b, c.b...)
+	}
+	return coordinator.Record{Key: consumerKey(keyConsumerGroupMemberMetadata, g.id, m.id), Value: e.b}
+}
+
+// classicMemberMetadataTag is the tag of ClassicMemberMetadata in a
+// ConsumerGroupMemberMetadata value.
+const classicMemberMetadataTag = 0
+
+// classicMetadata reads the tagged fields of a member metadata value: its
+// ClassicMemberMetadata, nil for a consumer-protocol member.
+func (d *decoder) classicMetadata() *classicProtocol {
+	var out *classicProtocol
+	for n := d.uvarint(); n > 0 && d.err == nil; n-- {
+		tag := d.tag()
+		field := d.take(d.uvarint())
+		if tag != classicMemberMetadataTag || d.err != nil {
+			continue
+		}
+		c := decoder{b: field}
+		out = &classicProtocol{sessionTimeout: msDuration(c.int32())}
+		for k := c.count(); k > 0 && c.err == nil; k-- {
+			name := c.cstr()
+			size := c.uvarint() - 1
+			md := slices.Clone(c.take(size))
+			c.tags()
+			out.protocols = append(out.protocols, protocol{name: name, metadata: md})
+		}
+		if c.err != nil {
+			d.err = c.err
+		}
+	}
+	return out
 }
 
 func targetMetadataRecord(g *group) coordinator.Record {
@@ -400,6 +449,7 @@ func (s *shard) replayConsumer(recordType int16, key, value []byte) error {
 		}
 		m.regex, m.serverAssignor = derefOr(d.cnstr()), derefOr(d.cnstr())
 		m.rebalanceTimeout = msDuration(d.int32())
+		m.classic = d.classicMetadata()
 		if m.instanceID != nil {
 			cg.statics[*m.instanceID] = m.id
 		}

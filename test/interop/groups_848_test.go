@@ -39,8 +39,16 @@ func (l *ledger) distinct() int {
 
 func start848Member(t *testing.T, addr, topic, group string, l *ledger) *member848 {
 	t.Helper()
+	return startGroupMember(t, addr, topic, group, l, kgo.ServerSideBalancer())
+}
+
+// startGroupMember is a member speaking the group protocol that protocol
+// chooses: kgo.ServerSideBalancer() for KIP-848, a classic balancer
+// (kgo.Balancers) for JoinGroup/SyncGroup.
+func startGroupMember(t *testing.T, addr, topic, group string, l *ledger, protocol kgo.Opt) *member848 {
+	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
-		kgo.ServerSideBalancer(), kgo.DisableAutoCommit(), kgo.FetchMaxWait(200*time.Millisecond),
+		protocol, kgo.DisableAutoCommit(), kgo.FetchMaxWait(200*time.Millisecond),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
