@@ -131,6 +131,9 @@ type consumerGroup struct {
 	// checkedRev is the metadata revision subscribedMeta was last
 	// compared with, so an unchanged metadata costs a heartbeat nothing.
 	checkedRev int64
+	// regexesResolvedAt is when the regexes were last resolved against
+	// the metadata (regexRefreshInterval).
+	regexesResolvedAt time.Time
 	// stateTime is when the group last changed state, for retention.
 	stateTime time.Time
 }
@@ -481,6 +484,23 @@ func (s *shard) bumpEpoch(g *group) []coordinator.Record {
 	return append(records, s.computeTargets(g)...)
 }
 
+// regexRefreshInterval is Kafka's REGEX_BATCH_REFRESH_INTERVAL_MS: the
+// regexes of a group are resolved again at most this often when topics
+// change, so a burst of topic creations costs one rebalance, not one each.
+const regexRefreshInterval = 10 * time.Second
+
+// regexRefreshDue reports whether the group's regexes may be resolved
+// now: one no member resolved yet (a new subscription) at once, the
+// others once regexRefreshInterval has passed since the last resolution.
+func (s *shard) regexRefreshDue(cg *consumerGroup, now time.Time) bool {
+	for _, m := range cg.members {
+		if _, ok := cg.regexes[m.regex]; m.regex != "" && !ok {
+			return true
+		}
+	}
+	return now.Sub(cg.regexesResolvedAt) >= regexRefreshInterval
+}
+
 // refreshTopics re-resolves regexes and re-reads the subscribed topics
 // when the metadata moved since the last look (or force is set), and
 // bumps the epoch if what the assignment depends on changed.
@@ -497,8 +517,16 @@ func (s *shard) refreshTopics(g *group, force bool) []coordinator.Record {
 	if !force && rev == cg.checkedRev {
 		return nil
 	}
-	cg.checkedRev = rev
-	records, _ := s.resolveRegexes(g, snap)
+	var records []coordinator.Record
+	if now := s.now(); force || s.regexRefreshDue(cg, now) {
+		records, _ = s.resolveRegexes(g, snap)
+		cg.regexesResolvedAt = now
+		cg.checkedRev = rev
+	} else if len(cg.regexes) == 0 {
+		cg.checkedRev = rev
+	}
+	// Else the regexes wait out the throttle: checkedRev stays behind
+	// so a heartbeat after it resolves them against this metadata.
 	now := s.topicsNow(cg, snap)
 	if !force && equalTopicMeta(now, cg.subscribedMeta) {
 		return records

@@ -344,10 +344,19 @@ func TestConsumerRegexSubscription(t *testing.T) {
 	if countPartitions(assignedOf(a)) != 1 {
 		t.Fatalf("regex resolved to %v, want orders only", assignedOf(a))
 	}
+	owned := assignedOf(a)
 	h.topic("orders-eu", 2)
-	a = ok(t, h.hb(beat("g", "a", a.MemberEpoch, assignedOf(a))))
+	// Within 10 s of the last resolution the new topic waits
+	// (REGEX_BATCH_REFRESH_INTERVAL_MS), as in Kafka.
+	h.advance(5 * time.Second)
+	a = ok(t, h.hb(beat("g", "a", a.MemberEpoch, owned)))
+	if a.MemberEpoch != 1 {
+		t.Fatalf("regex re-resolved 5 s after the last resolution: epoch %d, want 1", a.MemberEpoch)
+	}
+	h.advance(5 * time.Second)
+	a = ok(t, h.hb(beat("g", "a", a.MemberEpoch, owned)))
 	if a.MemberEpoch != 2 || countPartitions(assignedOf(a)) != 3 {
-		t.Fatalf("after creating orders-eu: epoch %d, %v; want epoch 2 with 3 partitions", a.MemberEpoch, assignedOf(a))
+		t.Fatalf("10 s after creating orders-eu: epoch %d, %v; want epoch 2 with 3 partitions", a.MemberEpoch, assignedOf(a))
 	}
 }
 
