@@ -749,3 +749,32 @@ func TestConsumerSessionSpansRestarts(t *testing.T) {
 		t.Error("the live member was fenced although it heartbeat between restarts")
 	}
 }
+
+// A heartbeat whose records cannot be appended leaves the group as the log
+// has it: the joining member is not in the group, the epoch and targets
+// did not move (Kafka reverts a failed append).
+func TestConsumerFailedAppendRollsBack(t *testing.T) {
+	h := newConsumerHarness(t)
+	h.topic("t", 2)
+	a := ok(t, h.hb(joinHB("g", "a", "t")))
+	h.log.Close() // every append fails from here
+	if r := h.hb(joinHB("g", "b", "t")); r.ErrorCode != kerr.NotCoordinator.Code {
+		t.Fatalf("join with a failing log: %v, want NOT_COORDINATOR", kerr.ErrorForCode(r.ErrorCode))
+	}
+	if r := h.hb(beat("g", "a", -1, nil)); r.ErrorCode != kerr.NotCoordinator.Code {
+		t.Fatalf("leave with a failing log: %v, want NOT_COORDINATOR", kerr.ErrorForCode(r.ErrorCode))
+	}
+	var members []string
+	var epoch int32
+	var targetA int
+	h.do(func(s *shard) {
+		cg := s.groups["g"].consumer
+		for id := range cg.members {
+			members = append(members, id)
+		}
+		epoch, targetA = cg.epoch, countPartitions(cg.target["a"])
+	})
+	if len(members) != 1 || members[0] != "a" || epoch != a.MemberEpoch || targetA != 2 {
+		t.Fatalf("after failed appends: members %v, epoch %d (want %d), a's target %d partitions (want 2)", members, epoch, a.MemberEpoch, targetA)
+	}
+}

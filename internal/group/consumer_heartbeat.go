@@ -124,14 +124,31 @@ func (s *shard) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, from 
 	if req.MemberEpoch < 0 {
 		return s.consumerLeave(req, resp, fail)
 	}
+	// What this heartbeat changes in memory is undone if its records
+	// cannot be appended (or it fails after a change), as Kafka reverts
+	// a failed append. An upgrade writes itself: the snapshot follows it.
+	existing := s.groups[req.Group]
+	var sn *consumerSnapshot
+	if existing != nil && (existing.consumer != nil || len(existing.members) == 0) {
+		sn = snapshotConsumer(existing)
+	}
 	g, records, e, msg := s.consumerGroupFor(req.Group, req.MemberEpoch == 0)
 	if e != nil {
+		return fail(e, msg)
+	}
+	if sn == nil && existing != nil {
+		sn = snapshotConsumer(g)
+	}
+	failed := func(e *kerr.Error, msg string) *kmsg.ConsumerGroupHeartbeatResponse {
+		if sn != nil {
+			sn.restore(s, req.MemberID)
+		}
 		return fail(e, msg)
 	}
 	cg := g.consumer
 	m, joined, more, e, msg := s.heartbeatMember(g, req)
 	if e != nil {
-		return fail(e, msg)
+		return failed(e, msg)
 	}
 	records = append(records, more...)
 	owned := ownedOf(req.Topics)
@@ -177,7 +194,7 @@ func (s *shard) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, from 
 		records = append(records, currentAssignmentRecord(g, m))
 	}
 	if e := s.write(records...); e != nil {
-		return fail(e, "")
+		return failed(e, "")
 	}
 	s.groups[g.id] = g
 	m.sessionTimeout, m.heartbeatTime = session, interval
@@ -378,6 +395,7 @@ func (s *shard) consumerLeave(req *kmsg.ConsumerGroupHeartbeatRequest, resp *kms
 	if m == nil {
 		return fail(kerr.UnknownMemberID, "Member "+req.MemberID+" is not a member of group "+g.id+".")
 	}
+	sn := snapshotConsumer(g)
 	var records []coordinator.Record
 	if req.MemberEpoch == leaveStaticEpoch && m.instanceID != nil {
 		// The session of a static member that left for now runs from
@@ -390,6 +408,7 @@ func (s *shard) consumerLeave(req *kmsg.ConsumerGroupHeartbeatRequest, resp *kms
 		records = s.removeConsumerMember(g, m)
 	}
 	if e := s.write(records...); e != nil {
+		sn.restore(s, m.id)
 		return fail(e, "")
 	}
 	resp.MemberID = &req.MemberID

@@ -270,6 +270,7 @@ func (s *shard) classicMemberJoin(g *group, jr *joinRequest) {
 		fail(kerr.InconsistentGroupProtocol)
 		return
 	}
+	sn := snapshotConsumer(g)
 	m, joined, records, e := s.classicMemberFor(g, jr, memberID, unknown)
 	if e != nil {
 		fail(e)
@@ -294,6 +295,7 @@ func (s *shard) classicMemberJoin(g *group, jr *joinRequest) {
 	m.heardAt = s.now()
 	records = append(records, currentAssignmentRecord(g, m))
 	if e := s.write(records...); e != nil {
+		sn.restore(s, memberID)
 		fail(e)
 		return
 	}
@@ -474,32 +476,47 @@ func (s *shard) waitingOnUnreleased(cg *consumerGroup, m *consumerMember) bool {
 
 // classicMemberLeave removes the classic members a LeaveGroup names from
 // a consumer group (a new epoch, or a downgrade if only classic members
-// remain).
+// remain: the members named after that leave the classic group).
 func (s *shard) classicMemberLeave(g *group, leaving []kmsg.LeaveGroupRequestMember) []kmsg.LeaveGroupResponseMember {
 	out := make([]kmsg.LeaveGroupResponseMember, 0, len(leaving))
 	var records []coordinator.Record
-	for _, l := range leaving {
-		rm := kmsg.NewLeaveGroupResponseMember()
-		rm.MemberID, rm.InstanceID = l.MemberID, l.InstanceID
-		switch {
-		case g.consumer == nil: // downgraded by an earlier member of this request
-			rm.ErrorCode = s.leaveOne(g, l)
-		default:
-			m, e := g.consumer.classicMember(l.MemberID, l.InstanceID)
-			if e != nil {
-				rm.ErrorCode = e.Code
-				break
-			}
-			records = append(records, s.removeConsumerMember(g, m)...)
-		}
-		out = append(out, rm)
-	}
-	if e := s.write(records...); e != nil {
-		for i := range out {
-			if out[i].ErrorCode == 0 {
+	var removed []int // indexes in out of the members records remove
+	sn := snapshotConsumer(g)
+	// flush appends the removals so far; on failure they are undone and
+	// answered with the error.
+	flush := func() {
+		if e := s.write(records...); e != nil {
+			sn.restore(s, "")
+			for _, i := range removed {
 				out[i].ErrorCode = e.Code
 			}
 		}
+		records, removed = nil, nil
+		sn = snapshotConsumer(g)
+	}
+	for _, l := range leaving {
+		rm := kmsg.NewLeaveGroupResponseMember()
+		rm.MemberID, rm.InstanceID = l.MemberID, l.InstanceID
+		if g.consumer == nil {
+			rm.ErrorCode = s.leaveOne(g, l)
+			out = append(out, rm)
+			continue
+		}
+		m, e := g.consumer.classicMember(l.MemberID, l.InstanceID)
+		if e != nil {
+			rm.ErrorCode = e.Code
+			out = append(out, rm)
+			continue
+		}
+		out = append(out, rm)
+		removed = append(removed, len(out)-1)
+		records = append(records, s.removeConsumerMember(g, m)...)
+		if g.consumer == nil {
+			flush() // downgraded: the classic group's own writes follow
+		}
+	}
+	if len(records) > 0 {
+		flush()
 	}
 	return out
 }
