@@ -32,9 +32,8 @@ type ConsumerConfig struct {
 	// Assignors are group.consumer.assignors; the first is the default.
 	Assignors []string
 	// MigrationPolicy is group.consumer.migration.policy, lower case. It
-	// governs only the conversion of groups with members, which is not
-	// served: an empty group converts whatever it says (as in Kafka), a
-	// group with members never does (as in Kafka under "disabled").
+	// governs the online conversion of groups with members (migration.go);
+	// an empty group converts whatever it says, as in Kafka.
 	MigrationPolicy string
 	// Disabled is set when group.coordinator.rebalance.protocols leaves
 	// out "consumer": the KIP-848 APIs answer UNSUPPORTED_VERSION, as
