@@ -174,6 +174,10 @@ type consumerMember struct {
 	// ClassicMemberMetadata, migration.go); nil for one speaking
 	// ConsumerGroupHeartbeat.
 	classic *classicProtocol
+	// joinTimer fences a classic member told REBALANCE_IN_PROGRESS that
+	// does not rejoin within its rebalance timeout (Kafka's
+	// scheduleConsumerGroupJoinTimeoutIfAbsent).
+	joinTimer *coordinator.Timer
 	// heardAt is when the member was last heard from as its current
 	// assignment record says (refreshed every heardRefresh of a session
 	// timeout), so a restarted coordinator can count the silence before
@@ -197,6 +201,7 @@ func (cg *consumerGroup) dropMember(id string) {
 	}
 	m.sessionTimer.Stop()
 	m.rebalanceTimer.Stop()
+	m.joinTimer.Stop()
 	delete(cg.members, id)
 	delete(cg.target, id)
 	if m.instanceID != nil && cg.statics[*m.instanceID] == id {

@@ -219,6 +219,7 @@ func (s *shard) downgradeIfOnlyClassic(g *group) []coordinator.Record {
 		cm := cg.members[id]
 		cm.sessionTimer.Stop()
 		cm.rebalanceTimer.Stop()
+		cm.joinTimer.Stop()
 		g.addMember(&member{
 			id: id, instanceID: cm.instanceID, clientID: cm.clientID, clientHost: cm.clientHost,
 			protocolType: consumerProtocolType, protocols: cm.classic.protocols,
@@ -301,6 +302,8 @@ func (s *shard) classicMemberJoin(g *group, jr *joinRequest) {
 	}
 	s.armSession(g, m)
 	s.armRebalance(g, m)
+	m.joinTimer.Stop()
+	m.joinTimer = nil
 	resp := kmsg.NewPtrJoinGroupResponse()
 	resp.Version = jr.version
 	resp.MemberID, resp.Generation = m.id, m.epoch
@@ -421,6 +424,7 @@ func (s *shard) classicMemberSync(g *group, req *kmsg.SyncGroupRequest) *kmsg.Sy
 	case cg.epoch > m.epoch && m.state != memberUnrevokedPartitions:
 		// A new epoch began since the member joined: it must rejoin
 		// to catch up (one revoking finishes that first).
+		s.armJoinTimeout(g, m)
 		return syncError(kerr.RebalanceInProgress)
 	}
 	s.armSession(g, m)
@@ -455,9 +459,30 @@ func (s *shard) classicMemberHeartbeat(g *group, req *kmsg.HeartbeatRequest) int
 	}
 	if m.epoch < cg.epoch || m.state == memberUnrevokedPartitions ||
 		m.state == memberUnreleasedPartitions && !s.waitingOnUnreleased(cg, m) {
+		s.armJoinTimeout(g, m)
 		return kerr.RebalanceInProgress.Code
 	}
 	return 0
+}
+
+// armJoinTimeout starts, unless running, the timer that fences a classic
+// member told to rejoin if no JoinGroup of it comes within its rebalance
+// timeout: it would otherwise keep partitions the group has moved on.
+func (s *shard) armJoinTimeout(g *group, m *consumerMember) {
+	if m.joinTimer != nil {
+		return
+	}
+	d := m.rebalanceTimeout
+	if d <= 0 {
+		d = m.sessionTimeout
+	}
+	m.joinTimer = s.rt.After(d, func() {
+		m.joinTimer = nil
+		if s.groups[g.id] != g || g.consumer == nil || g.consumer.members[m.id] != m {
+			return
+		}
+		s.fence(g, m, "no rejoin within the rebalance timeout")
+	})
 }
 
 // waitingOnUnreleased reports whether some partition of m's target is

@@ -2,6 +2,7 @@ package group
 
 import (
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -167,4 +168,26 @@ func TestMigrationPolicy(t *testing.T) {
 	if g := h.group("g"); g.consumer == nil || g.consumer.members[c] == nil {
 		t.Fatal(`policy upgrade: the group was downgraded (or lost its classic member)`)
 	}
+}
+
+// A classic member of a consumer group told to rejoin that keeps
+// heartbeating without rejoining is fenced after its rebalance timeout, so
+// the partitions it holds can move (Kafka's classic join timeout).
+func TestMigrationClassicMemberThatNeverRejoinsIsFenced(t *testing.T) {
+	h := newConsumerHarness(t)
+	h.topic("t", 4)
+	c, gen := stableClassicMember(t, h)
+	n := ok(t, h.hb(joinHB("g", "n", "t")))
+	for i := 0; i < 13; i++ { // 65 s of heartbeats, past the 60 s rebalance timeout
+		n = ok(t, h.hb(beat("g", "n", n.MemberEpoch, nil)))
+		code := h.heartbeat("g", c, gen, nil)
+		if code == kerr.UnknownMemberID.Code {
+			return // fenced
+		}
+		if code != kerr.RebalanceInProgress.Code {
+			t.Fatalf("heartbeat %d: %v, want REBALANCE_IN_PROGRESS", i, kerr.ErrorForCode(code))
+		}
+		h.advance(5 * time.Second)
+	}
+	t.Fatal("a classic member that never rejoined was not fenced after its rebalance timeout")
 }
