@@ -31,6 +31,9 @@ func handleApiVersions(ctx context.Context, s *Server, c *wire.Conn, r *wire.Req
 	req := r.Body.(*kmsg.ApiVersionsRequest)
 	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
 	resp.ApiKeys = apiKeys()
+	if s.Groups != nil && s.Groups.Config().Consumer.Disabled {
+		resp.ApiKeys = withoutConsumerGroupAPIs(resp.ApiKeys)
+	}
 	switch {
 	case r.Unsupported:
 		resp.ErrorCode = kerr.UnsupportedVersion.Code
@@ -61,4 +64,19 @@ func apiKeys() []kmsg.ApiVersionsResponseApiKey {
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].ApiKey < keys[j].ApiKey })
 	return keys
+}
+
+// withoutConsumerGroupAPIs drops ConsumerGroupHeartbeat and
+// ConsumerGroupDescribe, as Kafka leaves them out of ApiVersions when
+// group.coordinator.rebalance.protocols lacks "consumer": a client then
+// falls back to the classic protocol instead of trying KIP-848 and
+// meeting UNSUPPORTED_VERSION.
+func withoutConsumerGroupAPIs(keys []kmsg.ApiVersionsResponseApiKey) []kmsg.ApiVersionsResponseApiKey {
+	out := keys[:0:0]
+	for _, k := range keys {
+		if k.ApiKey != kmsg.ConsumerGroupHeartbeat.Int16() && k.ApiKey != kmsg.ConsumerGroupDescribe.Int16() {
+			out = append(out, k)
+		}
+	}
+	return out
 }

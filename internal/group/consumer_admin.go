@@ -62,7 +62,10 @@ func (s *shard) consumerDescribe(groupID string) kmsg.ConsumerGroupDescribeRespo
 		dm.SubscribedTopicRegex = nilIfEmpty(m.regex)
 		dm.Assignment = describedAssignment(m.assigned, names)
 		dm.TargetAssignment = describedAssignment(cg.target[m.id], names)
-		dm.MemberType = 1 // consumer protocol (v1; 0 would be classic)
+		dm.MemberType = 1 // consumer protocol (v1)
+		if m.classic != nil {
+			dm.MemberType = 0 // classic protocol
+		}
 		d.Members = append(d.Members, dm)
 	}
 	return d

@@ -32,9 +32,8 @@ type ConsumerConfig struct {
 	// Assignors are group.consumer.assignors; the first is the default.
 	Assignors []string
 	// MigrationPolicy is group.consumer.migration.policy, lower case. It
-	// governs only the conversion of groups with members, which is not
-	// served: an empty group converts whatever it says (as in Kafka), a
-	// group with members never does (as in Kafka under "disabled").
+	// governs the online conversion of groups with members (migration.go);
+	// an empty group converts whatever it says, as in Kafka.
 	MigrationPolicy string
 	// Disabled is set when group.coordinator.rebalance.protocols leaves
 	// out "consumer": the KIP-848 APIs answer UNSUPPORTED_VERSION, as
@@ -131,6 +130,9 @@ type consumerGroup struct {
 	// checkedRev is the metadata revision subscribedMeta was last
 	// compared with, so an unchanged metadata costs a heartbeat nothing.
 	checkedRev int64
+	// regexesResolvedAt is when the regexes were last resolved against
+	// the metadata (regexRefreshInterval).
+	regexesResolvedAt time.Time
 	// stateTime is when the group last changed state, for retention.
 	stateTime time.Time
 }
@@ -168,6 +170,19 @@ type consumerMember struct {
 	describable                   func(topic string) bool
 	sessionTimer, rebalanceTimer  *coordinator.Timer
 	sessionTimeout, heartbeatTime time.Duration
+	// classic is set for a member that joined with JoinGroup (Kafka's
+	// ClassicMemberMetadata, migration.go); nil for one speaking
+	// ConsumerGroupHeartbeat.
+	classic *classicProtocol
+	// joinTimer fences a classic member told REBALANCE_IN_PROGRESS that
+	// does not rejoin within its rebalance timeout (Kafka's
+	// scheduleConsumerGroupJoinTimeoutIfAbsent).
+	joinTimer *coordinator.Timer
+	// heardAt is when the member was last heard from as its current
+	// assignment record says (refreshed every heardRefresh of a session
+	// timeout), so a restarted coordinator can count the silence before
+	// the restart against the member's session.
+	heardAt time.Time
 }
 
 func (cg *consumerGroup) memberOrNew(id string) *consumerMember {
@@ -186,6 +201,7 @@ func (cg *consumerGroup) dropMember(id string) {
 	}
 	m.sessionTimer.Stop()
 	m.rebalanceTimer.Stop()
+	m.joinTimer.Stop()
 	delete(cg.members, id)
 	delete(cg.target, id)
 	if m.instanceID != nil && cg.statics[*m.instanceID] == id {
@@ -472,6 +488,23 @@ func (s *shard) bumpEpoch(g *group) []coordinator.Record {
 	return append(records, s.computeTargets(g)...)
 }
 
+// regexRefreshInterval is Kafka's REGEX_BATCH_REFRESH_INTERVAL_MS: the
+// regexes of a group are resolved again at most this often when topics
+// change, so a burst of topic creations costs one rebalance, not one each.
+const regexRefreshInterval = 10 * time.Second
+
+// regexRefreshDue reports whether the group's regexes may be resolved
+// now: one no member resolved yet (a new subscription) at once, the
+// others once regexRefreshInterval has passed since the last resolution.
+func (s *shard) regexRefreshDue(cg *consumerGroup, now time.Time) bool {
+	for _, m := range cg.members {
+		if _, ok := cg.regexes[m.regex]; m.regex != "" && !ok {
+			return true
+		}
+	}
+	return now.Sub(cg.regexesResolvedAt) >= regexRefreshInterval
+}
+
 // refreshTopics re-resolves regexes and re-reads the subscribed topics
 // when the metadata moved since the last look (or force is set), and
 // bumps the epoch if what the assignment depends on changed.
@@ -488,8 +521,16 @@ func (s *shard) refreshTopics(g *group, force bool) []coordinator.Record {
 	if !force && rev == cg.checkedRev {
 		return nil
 	}
-	cg.checkedRev = rev
-	records, _ := s.resolveRegexes(g, snap)
+	var records []coordinator.Record
+	if now := s.now(); force || s.regexRefreshDue(cg, now) {
+		records, _ = s.resolveRegexes(g, snap)
+		cg.regexesResolvedAt = now
+		cg.checkedRev = rev
+	} else if len(cg.regexes) == 0 {
+		cg.checkedRev = rev
+	}
+	// Else the regexes wait out the throttle: checkedRev stays behind
+	// so a heartbeat after it resolves them against this metadata.
 	now := s.topicsNow(cg, snap)
 	if !force && equalTopicMeta(now, cg.subscribedMeta) {
 		return records
@@ -498,21 +539,47 @@ func (s *shard) refreshTopics(g *group, force bool) []coordinator.Record {
 	return append(records, s.bumpEpoch(g)...)
 }
 
+// heardRefresh is the fraction of the session timeout after which a
+// heartbeat rewrites the member's current assignment only to record that
+// it was heard: a live member's heardAt is never older than a third of
+// its session (plus one heartbeat interval) when the coordinator stops.
+const heardRefresh = 3
+
+// sessionLeftAtLoad is how long a member read back has to heartbeat: what
+// remains of its session since it was last heard, but at least half a
+// heartbeat interval, so that a live member reconnecting to the restarted
+// coordinator is not fenced before it could speak. A member with no
+// recorded heardAt (written by an older kbroker) gets its whole session.
+func sessionLeftAtLoad(m *consumerMember, now time.Time) time.Duration {
+	if m.heardAt.IsZero() {
+		return m.sessionTimeout
+	}
+	left := m.heardAt.Add(m.sessionTimeout).Sub(now)
+	return min(max(left, m.heartbeatTime/2), m.sessionTimeout)
+}
+
 // active reports a consumer group with members; false for nil.
 func (cg *consumerGroup) active() bool { return cg != nil && len(cg.members) > 0 }
 
-// loadedConsumer restarts the timers of a consumer group read back: its
-// members have a session timeout from now (as after a failover in Kafka),
-// and one caught mid-revocation its rebalance timeout. A group whose
-// epoch was bumped but whose targets were not written recomputes them.
+// loadedConsumer restarts the timers of a consumer group read back. A
+// member's session runs from when it was last heard (heardAt), not from
+// the load: Kafka restarts the whole session timeout at a failover, but a
+// coordinator restarted more often than the session timeout (kill -9
+// every few seconds) would then never expire a member that vanished
+// without leaving, and the partitions it holds would never move. One
+// caught mid-revocation gets its rebalance timeout.
 func (s *shard) loadedConsumer(g *group) {
 	cg := g.consumer
 	if cg == nil {
 		return
 	}
+	now := s.now()
 	for _, m := range cg.members {
 		m.sessionTimeout, m.heartbeatTime = s.settings(g.id)
-		s.armSession(g, m)
+		if m.classic != nil {
+			m.sessionTimeout = m.classic.sessionTimeout
+		}
+		s.armSessionFor(g, m, sessionLeftAtLoad(m, now))
 		s.armRebalance(g, m)
 	}
 	if len(cg.members) == 0 {
@@ -549,6 +616,8 @@ func (cg *consumerGroup) validateMemberCommit(memberID string, instanceID *strin
 		return kerr.UnknownMemberID
 	case instanceID != nil && (m.instanceID == nil || *m.instanceID != *instanceID):
 		return kerr.FencedInstanceID
+	case m.classic != nil:
+		return cg.validateClassicCommit(m, epoch)
 	case classicVersion:
 		return kerr.UnsupportedVersion
 	case epoch > m.epoch:

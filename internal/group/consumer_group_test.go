@@ -344,10 +344,19 @@ func TestConsumerRegexSubscription(t *testing.T) {
 	if countPartitions(assignedOf(a)) != 1 {
 		t.Fatalf("regex resolved to %v, want orders only", assignedOf(a))
 	}
+	owned := assignedOf(a)
 	h.topic("orders-eu", 2)
-	a = ok(t, h.hb(beat("g", "a", a.MemberEpoch, assignedOf(a))))
+	// Within 10 s of the last resolution the new topic waits
+	// (REGEX_BATCH_REFRESH_INTERVAL_MS), as in Kafka.
+	h.advance(5 * time.Second)
+	a = ok(t, h.hb(beat("g", "a", a.MemberEpoch, owned)))
+	if a.MemberEpoch != 1 {
+		t.Fatalf("regex re-resolved 5 s after the last resolution: epoch %d, want 1", a.MemberEpoch)
+	}
+	h.advance(5 * time.Second)
+	a = ok(t, h.hb(beat("g", "a", a.MemberEpoch, owned)))
 	if a.MemberEpoch != 2 || countPartitions(assignedOf(a)) != 3 {
-		t.Fatalf("after creating orders-eu: epoch %d, %v; want epoch 2 with 3 partitions", a.MemberEpoch, assignedOf(a))
+		t.Fatalf("10 s after creating orders-eu: epoch %d, %v; want epoch 2 with 3 partitions", a.MemberEpoch, assignedOf(a))
 	}
 }
 
@@ -472,8 +481,15 @@ func TestConsumerGroupConversionWhenEmpty(t *testing.T) {
 	h := newConsumerHarness(t)
 	h.topic("t", 1)
 	ok(t, h.hb(joinHB("g", "a", "t")))
-	if r := answered(t, h.join(joinReq("g", ""))); r.ErrorCode != kerr.InconsistentGroupProtocol.Code {
-		t.Fatalf("classic join into an active consumer group: %v", kerr.ErrorForCode(r.ErrorCode))
+	connect := joinReq("g", "")
+	connect.ProtocolType = "connect"
+	if r := answered(t, h.join(connect)); r.ErrorCode != kerr.InconsistentGroupProtocol.Code {
+		t.Fatalf("classic join of another protocol type into an active consumer group: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	// A classic consumer is taken in as a classic member (migration.go):
+	// first its member id, as into a classic group.
+	if r := answered(t, h.join(joinReq("g", ""))); r.ErrorCode != kerr.MemberIDRequired.Code {
+		t.Fatalf("classic join into an active consumer group: %v, want MEMBER_ID_REQUIRED", kerr.ErrorForCode(r.ErrorCode))
 	}
 	ok(t, h.hb(beat("g", "a", -1, nil)))
 	groups, _ := h.c.List(context.Background(), nil, []string{"consumer"})
@@ -698,5 +714,67 @@ func TestConsumerOffsetFetchMemberEpoch(t *testing.T) {
 		if got := h.c.ValidateFetchMember(context.Background(), "g", tc.member, tc.epoch); got != tc.want {
 			t.Errorf("member %v epoch %d: %v, want %v", tc.member, tc.epoch, kerr.ErrorForCode(got), kerr.ErrorForCode(tc.want))
 		}
+	}
+}
+
+// A member's session counts the silence before a coordinator restart: a
+// member gone quiet is fenced once its session timeout has passed even if
+// the coordinator restarts more often than that, while a member that keeps
+// heartbeating across the same restarts stays.
+func TestConsumerSessionSpansRestarts(t *testing.T) {
+	h := newConsumerHarness(t)
+	h.topic("t", 2)
+	ok(t, h.hb(joinHB("g", "quiet", "t")))
+	b := ok(t, h.hb(joinHB("g", "live", "t")))
+	owned := assignor.Assignment{}
+	for elapsed := time.Duration(0); elapsed < 60*time.Second; elapsed += 4 * time.Second {
+		h.advance(2 * time.Second)
+		b = ok(t, h.hb(beat("g", "live", b.MemberEpoch, owned)))
+		if a := assignedOf(b); a != nil {
+			owned = a
+		}
+		h.advance(2 * time.Second)
+		h.restart(h.cfg)
+	}
+	h.advance(time.Second) // the grace after the last load
+	var quiet, live bool
+	h.do(func(s *shard) {
+		cg := s.groups["g"].consumer
+		quiet, live = cg.members["quiet"] != nil, cg.members["live"] != nil
+	})
+	if quiet {
+		t.Error("the quiet member outlived its session timeout across restarts")
+	}
+	if !live {
+		t.Error("the live member was fenced although it heartbeat between restarts")
+	}
+}
+
+// A heartbeat whose records cannot be appended leaves the group as the log
+// has it: the joining member is not in the group, the epoch and targets
+// did not move (Kafka reverts a failed append).
+func TestConsumerFailedAppendRollsBack(t *testing.T) {
+	h := newConsumerHarness(t)
+	h.topic("t", 2)
+	a := ok(t, h.hb(joinHB("g", "a", "t")))
+	h.log.Close() // every append fails from here
+	if r := h.hb(joinHB("g", "b", "t")); r.ErrorCode != kerr.NotCoordinator.Code {
+		t.Fatalf("join with a failing log: %v, want NOT_COORDINATOR", kerr.ErrorForCode(r.ErrorCode))
+	}
+	if r := h.hb(beat("g", "a", -1, nil)); r.ErrorCode != kerr.NotCoordinator.Code {
+		t.Fatalf("leave with a failing log: %v, want NOT_COORDINATOR", kerr.ErrorForCode(r.ErrorCode))
+	}
+	var members []string
+	var epoch int32
+	var targetA int
+	h.do(func(s *shard) {
+		cg := s.groups["g"].consumer
+		for id := range cg.members {
+			members = append(members, id)
+		}
+		epoch, targetA = cg.epoch, countPartitions(cg.target["a"])
+	})
+	if len(members) != 1 || members[0] != "a" || epoch != a.MemberEpoch || targetA != 2 {
+		t.Fatalf("after failed appends: members %v, epoch %d (want %d), a's target %d partitions (want 2)", members, epoch, a.MemberEpoch, targetA)
 	}
 }

@@ -124,14 +124,31 @@ func (s *shard) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, from 
 	if req.MemberEpoch < 0 {
 		return s.consumerLeave(req, resp, fail)
 	}
+	// What this heartbeat changes in memory is undone if its records
+	// cannot be appended (or it fails after a change), as Kafka reverts
+	// a failed append. An upgrade writes itself: the snapshot follows it.
+	existing := s.groups[req.Group]
+	var sn *consumerSnapshot
+	if existing != nil && (existing.consumer != nil || len(existing.members) == 0) {
+		sn = snapshotConsumer(existing)
+	}
 	g, records, e, msg := s.consumerGroupFor(req.Group, req.MemberEpoch == 0)
 	if e != nil {
+		return fail(e, msg)
+	}
+	if sn == nil && existing != nil {
+		sn = snapshotConsumer(g)
+	}
+	failed := func(e *kerr.Error, msg string) *kmsg.ConsumerGroupHeartbeatResponse {
+		if sn != nil {
+			sn.restore(s, req.MemberID)
+		}
 		return fail(e, msg)
 	}
 	cg := g.consumer
 	m, joined, more, e, msg := s.heartbeatMember(g, req)
 	if e != nil {
-		return fail(e, msg)
+		return failed(e, msg)
 	}
 	records = append(records, more...)
 	owned := ownedOf(req.Topics)
@@ -170,11 +187,14 @@ func (s *shard) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, from 
 	beforeRevoking := m.revoking
 	s.reconcile(cg, m, owned, subscriptionChanged)
 	assignmentChanged := !equalAssignments(before, m.assigned)
-	if assignmentChanged || beforeEpoch != m.epoch || beforeState != m.state || !equalAssignments(beforeRevoking, m.revoking) || joined {
+	now := s.now()
+	heardLongAgo := now.Sub(m.heardAt) >= session/heardRefresh
+	if assignmentChanged || beforeEpoch != m.epoch || beforeState != m.state || !equalAssignments(beforeRevoking, m.revoking) || joined || heardLongAgo {
+		m.heardAt = now
 		records = append(records, currentAssignmentRecord(g, m))
 	}
 	if e := s.write(records...); e != nil {
-		return fail(e, "")
+		return failed(e, "")
 	}
 	s.groups[g.id] = g
 	m.sessionTimeout, m.heartbeatTime = session, interval
@@ -221,10 +241,9 @@ func assignmentResponse(a assignor.Assignment) *kmsg.ConsumerGroupHeartbeatRespo
 }
 
 // consumerGroupFor finds the consumer group of a heartbeat, creating it
-// for a join, or converting an empty classic group (Kafka converts an
-// empty group whatever the migration policy). A classic group with
-// members is not converted: GROUP_ID_NOT_FOUND, as Kafka answers when it
-// cannot upgrade one.
+// for a join, or converting a classic group: an empty one whatever the
+// migration policy (as Kafka), one with members as the policy allows
+// (upgradeClassic; GROUP_ID_NOT_FOUND when it may not, as Kafka answers).
 func (s *shard) consumerGroupFor(id string, join bool) (*group, []coordinator.Record, *kerr.Error, string) {
 	g := s.groups[id]
 	switch {
@@ -236,8 +255,13 @@ func (s *shard) consumerGroupFor(id string, join bool) (*group, []coordinator.Re
 		return nil, nil, kerr.CoordinatorNotAvailable, ""
 	case g.consumer != nil:
 		return g, nil, nil, ""
-	case !join || len(g.members) > 0 || len(g.pending) > 0:
+	case !join:
 		return nil, nil, kerr.GroupIDNotFound, "Group " + id + " is not a consumer group."
+	case len(g.members) > 0:
+		if e := s.upgradeClassic(g); e != nil {
+			return nil, nil, e, "Cannot upgrade classic group " + id + " to a consumer group."
+		}
+		return g, nil, nil, ""
 	}
 	g.consumer = newConsumerGroup()
 	g.consumer.stateTime = s.now()
@@ -371,15 +395,20 @@ func (s *shard) consumerLeave(req *kmsg.ConsumerGroupHeartbeatRequest, resp *kms
 	if m == nil {
 		return fail(kerr.UnknownMemberID, "Member "+req.MemberID+" is not a member of group "+g.id+".")
 	}
+	sn := snapshotConsumer(g)
 	var records []coordinator.Record
 	if req.MemberEpoch == leaveStaticEpoch && m.instanceID != nil {
+		// The session of a static member that left for now runs from
+		// its leave, across restarts too.
 		m.epoch, m.state, m.revoking = leaveStaticEpoch, memberStable, assignor.Assignment{}
+		m.heardAt = s.now()
 		m.rebalanceTimer.Stop()
 		records = append(records, currentAssignmentRecord(g, m))
 	} else {
 		records = s.removeConsumerMember(g, m)
 	}
 	if e := s.write(records...); e != nil {
+		sn.restore(s, m.id)
 		return fail(e, "")
 	}
 	resp.MemberID = &req.MemberID
@@ -393,6 +422,9 @@ func (s *shard) removeConsumerMember(g *group, m *consumerMember) []coordinator.
 	cg := g.consumer
 	cg.dropMember(m.id)
 	records := memberTombstones(g.id, m.id)
+	if down := s.downgradeIfOnlyClassic(g); down != nil {
+		return append(records, down...)
+	}
 	regexRecords, _ := s.resolveRegexes(g, s.metadata())
 	records = append(records, regexRecords...)
 	cg.subscribedMeta = s.topicsNow(cg, s.metadata())
@@ -414,11 +446,16 @@ func (s *shard) metadata() *meta.Snapshot {
 // armSession (re)starts a member's session timer: a member not heard
 // from within its session timeout is fenced and its partitions reassigned.
 func (s *shard) armSession(g *group, m *consumerMember) {
-	m.sessionTimer.Stop()
 	d := m.sessionTimeout
 	if d <= 0 {
 		d, _ = s.settings(g.id)
 	}
+	s.armSessionFor(g, m, d)
+}
+
+// armSessionFor (re)starts a member's session timer to fire after d.
+func (s *shard) armSessionFor(g *group, m *consumerMember, d time.Duration) {
+	m.sessionTimer.Stop()
 	m.sessionTimer = s.rt.After(d, func() {
 		if s.groups[g.id] != g || g.consumer == nil || g.consumer.members[m.id] != m {
 			return

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"kbroker/internal/coordinator"
 	"kbroker/internal/group/assignor"
@@ -113,6 +115,22 @@ func (d *decoder) uvarint() int {
 	d.b = d.b[n:]
 	return int(v)
 }
+
+// tag reads a tagged field's number, which (unlike a length) may exceed
+// what is left of the record.
+func (d *decoder) tag() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errShortRecord
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
 func (d *decoder) str() string { return string(d.take(int(d.int16()))) }
 func (d *decoder) cnstr() *string {
 	n := d.uvarint()
@@ -133,7 +151,7 @@ func (d *decoder) count() int { return d.uvarint() - 1 }
 // tags skips tagged fields.
 func (d *decoder) tags() {
 	for n := d.uvarint(); n > 0 && d.err == nil; n-- {
-		d.uvarint()
+		d.tag()
 		d.take(d.uvarint())
 	}
 }
@@ -201,23 +219,71 @@ func subscriptionMetadataRecord(g *group) coordinator.Record {
 	}
 }
 
+// memberMetadataRecord is ConsumerGroupMemberMetadata. A classic member
+// carries its ClassicMemberMetadata in tagged field 0, as Kafka writes it.
 func memberMetadataRecord(g *group, m *consumerMember) coordinator.Record {
-	return coordinator.Record{
-		Key: consumerKey(keyConsumerGroupMemberMetadata, g.id, m.id),
-		Value: valueOf(func(e *encoder) {
-			e.cnstr(m.instanceID)
-			e.cnstr(m.rackID)
-			e.cstr(m.clientID)
-			e.cstr(m.clientHost)
-			e.uvarint(len(m.topicNames) + 1)
-			for _, t := range m.topicNames {
-				e.cstr(t)
-			}
-			e.cnstr(nilIfEmpty(m.regex))
-			e.cnstr(nilIfEmpty(m.serverAssignor))
-			e.int32(int32(m.rebalanceTimeout.Milliseconds()))
-		}),
+	e := encoder{}
+	e.int16(0)
+	e.cnstr(m.instanceID)
+	e.cnstr(m.rackID)
+	e.cstr(m.clientID)
+	e.cstr(m.clientHost)
+	e.uvarint(len(m.topicNames) + 1)
+	for _, t := range m.topicNames {
+		e.cstr(t)
 	}
+	e.cnstr(nilIfEmpty(m.regex))
+	e.cnstr(nilIfEmpty(m.serverAssignor))
+	e.int32(int32(m.rebalanceTimeout.Milliseconds()))
+	if m.classic == nil {
+		e.tags()
+	} else {
+		c := encoder{}
+		c.int32(int32(m.classic.sessionTimeout.Milliseconds()))
+		c.uvarint(len(m.classic.protocols) + 1)
+		for _, p := range m.classic.protocols {
+			c.cstr(p.name)
+			c.uvarint(len(p.metadata) + 1)
+			c.b = append(c.b, p.metadata...)
+			c.tags()
+		}
+		c.tags()
+		e.uvarint(1)
+		e.uvarint(classicMemberMetadataTag)
+		e.uvarint(len(c.b))
+		e.b = append(e.b, c.b...)
+	}
+	return coordinator.Record{Key: consumerKey(keyConsumerGroupMemberMetadata, g.id, m.id), Value: e.b}
+}
+
+// classicMemberMetadataTag is the tag of ClassicMemberMetadata in a
+// ConsumerGroupMemberMetadata value.
+const classicMemberMetadataTag = 0
+
+// classicMetadata reads the tagged fields of a member metadata value: its
+// ClassicMemberMetadata, nil for a consumer-protocol member.
+func (d *decoder) classicMetadata() *classicProtocol {
+	var out *classicProtocol
+	for n := d.uvarint(); n > 0 && d.err == nil; n-- {
+		tag := d.tag()
+		field := d.take(d.uvarint())
+		if tag != classicMemberMetadataTag || d.err != nil {
+			continue
+		}
+		c := decoder{b: field}
+		out = &classicProtocol{sessionTimeout: msDuration(c.int32())}
+		for k := c.count(); k > 0 && c.err == nil; k-- {
+			name := c.cstr()
+			size := c.uvarint() - 1
+			md := slices.Clone(c.take(size))
+			c.tags()
+			out.protocols = append(out.protocols, protocol{name: name, metadata: md})
+		}
+		if c.err != nil {
+			d.err = c.err
+		}
+	}
+	return out
 }
 
 func targetMetadataRecord(g *group) coordinator.Record {
@@ -234,17 +300,44 @@ func targetMemberRecord(g *group, memberID string, a assignor.Assignment) coordi
 	}
 }
 
+// heardAtTag is the tagged field of a ConsumerGroupCurrentMemberAssignment
+// value in which kbroker keeps when the member was last heard from (Unix
+// ms). Kafka's schema has no tagged fields there and its readers skip
+// unknown ones; the tag is far above any Kafka would assign next.
+const heardAtTag = 10000
+
 func currentAssignmentRecord(g *group, m *consumerMember) coordinator.Record {
-	return coordinator.Record{
-		Key: consumerKey(keyConsumerGroupCurrentAssigment, g.id, m.id),
-		Value: valueOf(func(e *encoder) {
-			e.int32(m.epoch)
-			e.int32(m.previousEpoch)
-			e.int8(int8(m.state))
-			e.assignment(m.assigned)
-			e.assignment(m.revoking)
-		}),
+	e := encoder{}
+	e.int16(0)
+	e.int32(m.epoch)
+	e.int32(m.previousEpoch)
+	e.int8(int8(m.state))
+	e.assignment(m.assigned)
+	e.assignment(m.revoking)
+	if m.heardAt.IsZero() {
+		e.tags()
+	} else {
+		e.uvarint(1)
+		e.uvarint(heardAtTag)
+		e.uvarint(8)
+		e.int64(m.heardAt.UnixMilli())
 	}
+	return coordinator.Record{Key: consumerKey(keyConsumerGroupCurrentAssigment, g.id, m.id), Value: e.b}
+}
+
+// heardAt reads the tagged fields of a current assignment value: the time
+// its member was last heard from, zero if not recorded.
+func (d *decoder) heardAt() time.Time {
+	var at time.Time
+	for n := d.uvarint(); n > 0 && d.err == nil; n-- {
+		tag := d.tag()
+		size := d.uvarint()
+		field := d.take(size)
+		if tag == heardAtTag && size == 8 && d.err == nil {
+			at = time.UnixMilli(int64(binary.BigEndian.Uint64(field)))
+		}
+	}
+	return at
 }
 
 // memberTombstones remove a member in Kafka's order: its current
@@ -356,6 +449,7 @@ func (s *shard) replayConsumer(recordType int16, key, value []byte) error {
 		}
 		m.regex, m.serverAssignor = derefOr(d.cnstr()), derefOr(d.cnstr())
 		m.rebalanceTimeout = msDuration(d.int32())
+		m.classic = d.classicMetadata()
 		if m.instanceID != nil {
 			cg.statics[*m.instanceID] = m.id
 		}
@@ -368,6 +462,7 @@ func (s *shard) replayConsumer(recordType int16, key, value []byte) error {
 		m.epoch, m.previousEpoch = d.int32(), d.int32()
 		m.state = memberState(d.int8())
 		m.assigned, m.revoking = d.assignment(), d.assignment()
+		m.heardAt = d.heardAt()
 	case keyConsumerGroupRegex:
 		var topics []string
 		for n := d.count(); n > 0 && d.err == nil; n-- {

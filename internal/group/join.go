@@ -92,8 +92,13 @@ func (s *shard) join(req *kmsg.JoinGroupRequest, from Client, reply func(*kmsg.J
 		s.groups[req.Group] = g
 	}
 	if g.consumer != nil {
-		if e := s.classicJoinToConsumerGroup(g); e != nil {
+		converted, e := s.classicJoinToConsumerGroup(g)
+		if e != nil {
 			fail(e)
+			return
+		}
+		if !converted {
+			s.classicMemberJoin(g, jr)
 			return
 		}
 	}

@@ -25,6 +25,10 @@ func (c *Coordinator) Sync(ctx context.Context, req *kmsg.SyncGroupRequest) (*km
 
 func (s *shard) sync(req *kmsg.SyncGroupRequest, reply func(*kmsg.SyncGroupResponse)) {
 	g := s.groups[req.Group]
+	if g != nil && g.consumer.active() {
+		reply(s.classicMemberSync(g, req))
+		return
+	}
 	switch {
 	case g == nil || g.state == Empty:
 		reply(syncError(kerr.UnknownMemberID))
@@ -136,6 +140,9 @@ func (s *shard) heartbeat(req *kmsg.HeartbeatRequest) int16 {
 	if g.state == Dead {
 		return kerr.CoordinatorNotAvailable.Code
 	}
+	if g.consumer.active() {
+		return s.classicMemberHeartbeat(g, req)
+	}
 	if e := g.validateMember(req.MemberID, req.InstanceID); e != nil {
 		return e.Code
 	}
@@ -186,6 +193,9 @@ func (c *Coordinator) Leave(ctx context.Context, req *kmsg.LeaveGroupRequest) *k
 
 func (s *shard) leave(groupID string, leaving []kmsg.LeaveGroupRequestMember) []kmsg.LeaveGroupResponseMember {
 	g := s.groups[groupID]
+	if g != nil && g.consumer.active() {
+		return s.classicMemberLeave(g, leaving)
+	}
 	out := make([]kmsg.LeaveGroupResponseMember, 0, len(leaving))
 	for _, l := range leaving {
 		rm := kmsg.NewLeaveGroupResponseMember()

@@ -80,11 +80,8 @@ func (s *shard) validateCommit(req *kmsg.OffsetCommitRequest) (*group, *kerr.Err
 	case req.Generation < 0 && g.state == Empty:
 		return g, nil
 	case req.Generation >= 0 || req.MemberID != "" || req.InstanceID != nil:
-		if e := g.validateMember(req.MemberID, req.InstanceID); e != nil {
+		if e := g.validateGeneration(req.MemberID, req.InstanceID, req.Generation); e != nil {
 			return nil, e
-		}
-		if req.Generation != g.generation {
-			return nil, kerr.IllegalGeneration
 		}
 	default:
 		return nil, kerr.UnknownMemberID
@@ -108,52 +105,81 @@ func (s *shard) commit(req *kmsg.OffsetCommitRequest) []kmsg.OffsetCommitRespons
 		expire = now + req.RetentionTimeMillis
 	}
 	out := CommitErrors(req.Topics, 0)
-	var records []coordinator.Record
-	type pending struct {
-		topic     string
-		partition int32
-		c         committed
-	}
-	var writes []pending
+	var parts []commitPart
 	for i, t := range req.Topics {
 		for j, p := range t.Partitions {
-			meta := ""
-			if p.Metadata != nil {
-				meta = *p.Metadata
-			}
-			if len(meta) > s.cfg.MaxMetadataBytes {
-				out[i].Partitions[j].ErrorCode = kerr.OffsetMetadataTooLarge.Code
-				continue
-			}
-			c := committed{offset: p.Offset, leaderEpoch: p.LeaderEpoch, metadata: meta, commitTime: now, expireTime: expire}
+			c := committed{offset: p.Offset, leaderEpoch: p.LeaderEpoch, commitTime: now, expireTime: expire}
 			if req.Version < 6 {
 				c.leaderEpoch = -1
 			}
 			if req.Version == 1 && p.Timestamp != -1 {
 				c.commitTime = p.Timestamp
 			}
-			records = append(records, offsetRecord(req.Group, t.Topic, p.Partition, c))
-			writes = append(writes, pending{t.Topic, p.Partition, c})
+			parts = append(parts, commitPart{t.Topic, p.Partition, p.Metadata, c, &out[i].Partitions[j].ErrorCode})
 		}
 	}
+	records, kept := s.offsetRecords(req.Group, parts)
 	if len(records) == 0 {
 		return out
 	}
 	if e := s.write(records...); e != nil {
-		for i := range out {
-			for j := range out[i].Partitions {
-				if out[i].Partitions[j].ErrorCode == 0 {
-					out[i].Partitions[j].ErrorCode = e.Code
-				}
-			}
-		}
+		failParts(kept, e)
 		return out
 	}
 	s.groups[g.id] = g
-	for _, w := range writes {
-		g.setOffset(w.topic, w.partition, w.c)
+	for _, p := range kept {
+		g.setOffset(p.topic, p.partition, p.c)
 	}
 	return out
+}
+
+// validateGeneration is the check of a member's commit to a classic
+// group: a member of the current generation.
+func (g *group) validateGeneration(memberID string, instanceID *string, generation int32) *kerr.Error {
+	if e := g.validateMember(memberID, instanceID); e != nil {
+		return e
+	}
+	if generation != g.generation {
+		return kerr.IllegalGeneration
+	}
+	return nil
+}
+
+// commitPart is one partition of an OffsetCommit or a TxnOffsetCommit:
+// the offset it commits, and where its error code goes.
+type commitPart struct {
+	topic     string
+	partition int32
+	metadata  *string
+	c         committed
+	code      *int16
+}
+
+// offsetRecords refuses the parts whose metadata exceeds
+// offset.metadata.max.bytes (OFFSET_METADATA_TOO_LARGE) and returns the
+// records of the others, and those parts.
+func (s *shard) offsetRecords(group string, parts []commitPart) ([]coordinator.Record, []commitPart) {
+	var records []coordinator.Record
+	var kept []commitPart
+	for _, p := range parts {
+		if p.metadata != nil {
+			p.c.metadata = *p.metadata
+		}
+		if len(p.c.metadata) > s.cfg.MaxMetadataBytes {
+			*p.code = kerr.OffsetMetadataTooLarge.Code
+			continue
+		}
+		records = append(records, offsetRecord(group, p.topic, p.partition, p.c))
+		kept = append(kept, p)
+	}
+	return records, kept
+}
+
+// failParts answers e for every part whose write failed.
+func failParts(parts []commitPart, e *kerr.Error) {
+	for _, p := range parts {
+		*p.code = e.Code
+	}
 }
 
 // FetchTopic is a topic of an OffsetFetch: nil Partitions asks for none.

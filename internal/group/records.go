@@ -165,6 +165,14 @@ func (g *group) setOffset(topic string, partition int32, c committed) {
 
 func (s *shard) replayGroup(id string, value []byte) error {
 	if value == nil {
+		// The classic group is gone; its offsets stay (they have
+		// their own tombstones), and so does the consumer group an
+		// upgrade made of it.
+		if g := s.groups[id]; g != nil && (len(g.offsets) > 0 || g.consumer != nil) {
+			g.members, g.order, g.statics = map[string]*member{}, nil, map[string]string{}
+			g.protocol, g.leader, g.state, g.rebalanceOnLoad = "", "", Empty, false
+			return nil
+		}
 		delete(s.groups, id)
 		return nil
 	}

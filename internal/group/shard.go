@@ -74,6 +74,7 @@ func (s *shard) Unloaded() {
 			for _, m := range g.consumer.members {
 				m.sessionTimer.Stop()
 				m.rebalanceTimer.Stop()
+				m.joinTimer.Stop()
 			}
 		}
 		for _, t := range g.pending {

@@ -84,11 +84,8 @@ func (s *shard) validateTxnCommit(req *kmsg.TxnOffsetCommitRequest) (*group, *ke
 		return nil, kerr.CoordinatorNotAvailable
 	case req.Generation < 0 && g.state == Empty:
 	case req.Generation >= 0 || req.MemberID != "" || req.InstanceID != nil:
-		if e := g.validateMember(req.MemberID, req.InstanceID); e != nil {
+		if e := g.validateGeneration(req.MemberID, req.InstanceID, req.Generation); e != nil {
 			return nil, e
-		}
-		if req.Generation != g.generation {
-			return nil, kerr.IllegalGeneration
 		}
 	}
 	return g, nil
@@ -101,44 +98,29 @@ func (s *shard) txnCommit(req *kmsg.TxnOffsetCommitRequest) []kmsg.TxnOffsetComm
 	}
 	now := s.now().UnixMilli()
 	out := TxnCommitErrors(req.Topics, 0)
-	var records []coordinator.Record
-	writes := pendingOffsets{}
+	var parts []commitPart
 	for i, t := range req.Topics {
 		for j, p := range t.Partitions {
-			meta := ""
-			if p.Metadata != nil {
-				meta = *p.Metadata
-			}
-			if len(meta) > s.cfg.MaxMetadataBytes {
-				out[i].Partitions[j].ErrorCode = kerr.OffsetMetadataTooLarge.Code
-				continue
-			}
-			c := committed{offset: p.Offset, leaderEpoch: p.LeaderEpoch, metadata: meta, commitTime: now, expireTime: -1}
+			c := committed{offset: p.Offset, leaderEpoch: p.LeaderEpoch, commitTime: now, expireTime: -1}
 			if req.Version < 2 {
 				c.leaderEpoch = -1
 			}
-			records = append(records, offsetRecord(req.Group, t.Topic, p.Partition, c))
-			writes[pendingKey{req.Group, t.Topic, p.Partition}] = c
+			parts = append(parts, commitPart{t.Topic, p.Partition, p.Metadata, c, &out[i].Partitions[j].ErrorCode})
 		}
 	}
+	records, kept := s.offsetRecords(req.Group, parts)
 	if len(records) == 0 {
 		return out
 	}
 	if e := s.writeTransactional(req.ProducerID, req.ProducerEpoch, records); e != nil {
-		for i := range out {
-			for j := range out[i].Partitions {
-				if out[i].Partitions[j].ErrorCode == 0 {
-					out[i].Partitions[j].ErrorCode = e.Code
-				}
-			}
-		}
+		failParts(kept, e)
 		return out
 	}
 	if s.groups[g.id] == nil {
 		s.groups[g.id] = g
 	}
-	for k, c := range writes {
-		s.addPending(req.ProducerID, k, c)
+	for _, p := range kept {
+		s.addPending(req.ProducerID, pendingKey{req.Group, p.topic, p.partition}, p.c)
 	}
 	return out
 }

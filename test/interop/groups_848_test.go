@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -39,8 +40,16 @@ func (l *ledger) distinct() int {
 
 func start848Member(t *testing.T, addr, topic, group string, l *ledger) *member848 {
 	t.Helper()
+	return startGroupMember(t, addr, topic, group, l, kgo.ServerSideBalancer())
+}
+
+// startGroupMember is a member speaking the group protocol that protocol
+// chooses: kgo.ServerSideBalancer() for KIP-848, a classic balancer
+// (kgo.Balancers) for JoinGroup/SyncGroup.
+func startGroupMember(t *testing.T, addr, topic, group string, l *ledger, protocol kgo.Opt) *member848 {
+	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
-		kgo.ServerSideBalancer(), kgo.DisableAutoCommit(), kgo.FetchMaxWait(200*time.Millisecond),
+		protocol, kgo.DisableAutoCommit(), kgo.FetchMaxWait(200*time.Millisecond),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +121,20 @@ func describe848(t *testing.T, addr, group string) (state string, counts []int) 
 	return g.State, counts
 }
 
+// checkCommittedOnce fails t if a record was delivered again after a
+// commit covered it, and waits for the group's commits to cover n records.
+func (l *ledger) checkCommittedOnce(t *testing.T, adm *kadm.Client, group, topic string, n int64) {
+	t.Helper()
+	l.mu.Lock()
+	if len(l.redone) > 0 {
+		t.Errorf("%d committed records delivered again, e.g. %v", len(l.redone), l.redone[:min(5, len(l.redone))])
+	}
+	l.mu.Unlock()
+	waitFor(t, fmt.Sprintf("commits of all %d records", n), 15*time.Second, func() bool {
+		return committedTotal(t, adm, group, topic) == n
+	})
+}
+
 func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(d); !cond(); time.Sleep(100 * time.Millisecond) {
@@ -167,14 +190,7 @@ func TestFranzGo848GroupMemberLeaves(t *testing.T) {
 	produceN(t, addr, "orders", 300, 600)
 	waitFor(t, "all 600 records", 30*time.Second, func() bool { return l.distinct() >= 600 })
 
-	l.mu.Lock()
-	if len(l.redone) > 0 {
-		t.Errorf("%d committed records delivered again, e.g. %v", len(l.redone), l.redone[:min(5, len(l.redone))])
-	}
-	l.mu.Unlock()
-	waitFor(t, "commits of all 600 records", 15*time.Second, func() bool {
-		return committedTotal(t, adm, "g848", "orders") == 600
-	})
+	l.checkCommittedOnce(t, adm, "g848", "orders", 600)
 	if got := fmt.Sprint(len(l.seen)); got != "600" {
 		t.Fatalf("saw %s distinct values, want 600", got)
 	}
