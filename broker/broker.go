@@ -146,6 +146,10 @@ func (b *Broker) Start() (err error) {
 	if err != nil {
 		return err
 	}
+	// Process-wide, as RLIMIT_NOFILE is: the last broker started in a
+	// process sets them for all.
+	storage.SetMaxOpenFiles(b.cfg.MaxOpenLogFiles())
+	storage.SetIndexCacheBytes(b.cfg.IndexCacheBytes())
 	if b.logs, err = storage.OpenManager(b.cfg.LogDirs, b.loggers.Logger("kbroker.storage")); err != nil {
 		return err
 	}

@@ -37,6 +37,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/auth"
+	"kbroker/internal/meta"
 	"kbroker/internal/replica"
 	"kbroker/internal/wire"
 )
@@ -133,44 +134,27 @@ func (s *Server) readFetch(c *wire.Conn, r *wire.Request, req *kmsg.FetchRequest
 	}
 	budget := replica.NewFetchRead(maxBytes, n, watch, req.IsolationLevel == 1)
 	sendsFiles := c.SendsFiles()
+	byID := req.Version >= 13
 	for _, rt := range req.Topics {
 		st := kmsg.NewFetchResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		st.Partitions = make([]kmsg.FetchResponseTopicPartition, 0, len(rt.Partitions))
-		for _, rp := range rt.Partitions {
-			sp := kmsg.NewFetchResponseTopicPartition()
+		// Filled in place: a partition's entry is some 200 bytes, and a
+		// fetch of thousands of partitions would copy each twice.
+		st.Partitions = make([]kmsg.FetchResponseTopicPartition, len(rt.Partitions))
+		// Authorization and the topic are the same for every partition of
+		// the topic: checked once, not once per partition.
+		t, topicErr := s.fetchTopic(c, snap, partitionRef{name: rt.Topic, id: rt.TopicID, byID: byID}, fromReplica)
+		for i, rp := range rt.Partitions {
+			sp := &st.Partitions[i]
+			sp.Default()
 			sp.Partition = rp.Partition
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
 			sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
-			var err error
-			if fromReplica {
-				if err = s.followerFetchAllowed(c); err == nil {
-					var pt replica.Partition
-					if pt, err = s.resolve(snap, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}); err == nil {
-						var f replica.Fetched
-						f, err = budget.Follower(&pt, fetchReplicaID(req), rp.CurrentLeaderEpoch, rp.FetchOffset, rp.LogStartOffset, rp.PartitionMaxBytes)
-						sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = f.HighWatermark, f.LastStableOffset, f.LogStartOffset
-						sp.RecordBatches = f.Records
-					}
-				}
-			} else if err = s.topicRefAllowed(c, snap, auth.OpRead, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13}); err == nil {
+			err := topicErr
+			if err == nil {
 				var pt replica.Partition
-				if pt, err = s.resolve(snap, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}); err == nil {
-					// Files are by partition: a partition asked for twice is
-					// read into memory the second time.
-					budget.FromFiles = sendsFiles && r.RecordFiles.Len(rt.Topic, rt.TopicID, rp.Partition) == 0
-					var f replica.Fetched
-					f, err = budget.Partition(&pt, rp.CurrentLeaderEpoch, rp.FetchOffset, rp.PartitionMaxBytes)
-					sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = f.HighWatermark, f.LastStableOffset, f.LogStartOffset
-					sp.RecordBatches = f.Records
-					if f.File.Len() > 0 {
-						r.RecordFiles.Add(rt.Topic, rt.TopicID, rp.Partition, f.File)
-					}
-					for _, a := range f.AbortedTxns {
-						at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
-						at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
-						sp.AbortedTransactions = append(sp.AbortedTransactions, at)
-					}
+				if pt, err = s.resolveIn(snap, t, rp.Partition); err == nil {
+					err = s.fetchPartition(r, &budget, &pt, req, &rt, &rp, sp, fromReplica, sendsFiles)
 				}
 			}
 			if err != nil {
@@ -180,11 +164,52 @@ func (s *Server) readFetch(c *wire.Conn, r *wire.Request, req *kmsg.FetchRequest
 			if sp.RecordBatches == nil { // Kafka sends empty records, never null: librdkafka rejects MessageSetSize -1
 				sp.RecordBatches = []byte{}
 			}
-			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, budget.Keys(), done || budget.Reached(req.MinBytes)
+}
+
+// fetchTopic is what every partition of one requested topic shares: the
+// permission (CLUSTER_ACTION for a follower, READ on the topic for a
+// consumer) and the topic itself.
+func (s *Server) fetchTopic(c *wire.Conn, snap *meta.Snapshot, ref partitionRef, fromReplica bool) (*meta.Topic, error) {
+	if fromReplica {
+		if err := s.followerFetchAllowed(c); err != nil {
+			return nil, err
+		}
+	} else if err := s.topicRefAllowed(c, snap, auth.OpRead, ref); err != nil {
+		return nil, err
+	}
+	return resolveTopic(snap, ref)
+}
+
+// fetchPartition reads one partition into sp, a follower's up to the log
+// end, a consumer's up to what it may see, leaving large reads in their
+// segment files (r.RecordFiles) when the connection sends files.
+func (s *Server) fetchPartition(r *wire.Request, budget *replica.FetchRead, pt *replica.Partition, req *kmsg.FetchRequest,
+	rt *kmsg.FetchRequestTopic, rp *kmsg.FetchRequestTopicPartition, sp *kmsg.FetchResponseTopicPartition, fromReplica, sendsFiles bool) error {
+	if fromReplica {
+		f, err := budget.Follower(pt, fetchReplicaID(req), rp.CurrentLeaderEpoch, rp.FetchOffset, rp.LogStartOffset, rp.PartitionMaxBytes)
+		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = f.HighWatermark, f.LastStableOffset, f.LogStartOffset
+		sp.RecordBatches = f.Records
+		return err
+	}
+	// Files are by partition: a partition asked for twice is read into
+	// memory the second time.
+	budget.FromFiles = sendsFiles && r.RecordFiles.Len(rt.Topic, rt.TopicID, rp.Partition) == 0
+	f, err := budget.Partition(pt, rp.CurrentLeaderEpoch, rp.FetchOffset, rp.PartitionMaxBytes)
+	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = f.HighWatermark, f.LastStableOffset, f.LogStartOffset
+	sp.RecordBatches = f.Records
+	if f.File.Len() > 0 {
+		r.RecordFiles.Add(rt.Topic, rt.TopicID, rp.Partition, f.File)
+	}
+	for _, a := range f.AbortedTxns {
+		at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+		at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
+		sp.AbortedTransactions = append(sp.AbortedTransactions, at)
+	}
+	return err
 }
 
 func (s *Server) countFetched(r *wire.Request, resp *kmsg.FetchResponse) {

@@ -37,6 +37,9 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 	resp.ControllerID = s.controllerID()
 
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
+		// Sized once: grown by appends, an answer of 10,000 topics would
+		// copy itself a dozen times.
+		resp.Topics = make([]kmsg.MetadataResponseTopic, 0, snap.TopicCount())
 		for _, t := range snap.AllTopics() {
 			if s.allowed(c, auth.OpDescribe, auth.ResourceTopic, t.Name) { // unauthorized topics are left out
 				resp.Topics = append(resp.Topics, s.topicMetadata(snap, live, t))
@@ -131,16 +134,17 @@ func (s *Server) topicMetadata(snap *meta.Snapshot, live map[int32]*meta.Broker,
 	mt.Topic = &name
 	mt.TopicID = t.ID
 	mt.IsInternal = internalTopic(name)
+	mt.Partitions = make([]kmsg.MetadataResponseTopicPartition, t.Partitions)
 	for p := int32(0); p < t.Partitions; p++ {
 		st := s.Logs.State(snap, t, p, live)
-		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp := &mt.Partitions[p]
+		mp.Default()
 		mp.Partition = p
 		mp.Leader, mp.LeaderEpoch = st.Leader, st.LeaderEpoch
 		mp.Replicas, mp.ISR, mp.OfflineReplicas = st.Replicas, st.ISR, st.OfflineReplicas
 		if st.Leader < 0 {
 			mp.ErrorCode = kerr.LeaderNotAvailable.Code
 		}
-		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt
 }

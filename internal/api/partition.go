@@ -22,16 +22,31 @@ type partitionRef struct {
 // the error Kafka gives for a missing topic, id or partition, or one led
 // elsewhere.
 func (s *Server) resolve(snap *meta.Snapshot, ref partitionRef) (replica.Partition, error) {
+	t, err := resolveTopic(snap, ref)
+	if err != nil {
+		return replica.Partition{}, err
+	}
+	return s.resolveIn(snap, t, ref.partition)
+}
+
+// resolveTopic is resolve's topic half, for a request that names many
+// partitions of one topic (Fetch) and looks the topic up once.
+func resolveTopic(snap *meta.Snapshot, ref partitionRef) (*meta.Topic, error) {
 	var t *meta.Topic
 	if ref.byID {
 		if t = snap.TopicByID(meta.TopicID(ref.id)); t == nil {
-			return replica.Partition{}, newError(kerr.UnknownTopicID, "This server does not host this topic ID.")
+			return nil, newError(kerr.UnknownTopicID, "This server does not host this topic ID.")
 		}
 	} else if t = snap.Topic(ref.name); t == nil {
-		return replica.Partition{}, newError(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")
+		return nil, newError(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")
 	}
-	if ref.partition < 0 || ref.partition >= t.Partitions {
-		return replica.Partition{}, newError(kerr.UnknownTopicOrPartition, fmt.Sprintf("Partition %d of topic %s does not exist.", ref.partition, t.Name))
+	return t, nil
+}
+
+// resolveIn is resolve's partition half, in the topic resolveTopic found.
+func (s *Server) resolveIn(snap *meta.Snapshot, t *meta.Topic, partition int32) (replica.Partition, error) {
+	if partition < 0 || partition >= t.Partitions {
+		return replica.Partition{}, newError(kerr.UnknownTopicOrPartition, fmt.Sprintf("Partition %d of topic %s does not exist.", partition, t.Name))
 	}
-	return s.Logs.Lead(snap, t, ref.partition)
+	return s.Logs.Lead(snap, t, partition)
 }

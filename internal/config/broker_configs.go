@@ -128,7 +128,7 @@ var Brokers = newCatalog(append([]*Def{
 		Doc: "New connections per second the broker accepts over all listeners but the inter-broker one (KIP-612); listener.name.<listener>.max.connection.creation.rate limits one listener (by default to this value). Over the rate, accepting waits: clients queue rather than being refused."},
 	{Name: "inter.broker.listener.name", Type: TypeString, NoDefault: true, Mode: ReadOnly,
 		Doc: "The listener brokers use among themselves, exempt from the broker-wide max.connections and max.connection.creation.rate when there is more than one listener. Unset: the listener named PLAINTEXT, as Kafka derives it from security.inter.broker.protocol."},
-}, concat(topicSynonymDefs(), securityDefs(), clusterDefs(), kafkaOnlyDefs())...))
+}, concat(topicSynonymDefs(), securityDefs(), clusterDefs(), storageBoundDefs(), kafkaOnlyDefs())...))
 
 // topicSynonymDefs gives every broker synonym of a topic config that is not
 // defined above its own definition: the topic config's type and default,

@@ -55,7 +55,7 @@ func (e *cacheEntry) touch() {
 	}
 }
 
-// setMax changes the bound (tests), evicting what is above it and not in use,
+// setMax changes the bound, evicting what is above it and not in use,
 // and returns the previous one.
 func (c *clockCache) setMax(n int64) int64 {
 	c.mu.Lock()
@@ -64,6 +64,13 @@ func (c *clockCache) setMax(n int64) int64 {
 	c.max = max(n, 1)
 	c.evictLocked()
 	return old
+}
+
+// bound is the cache's bound.
+func (c *clockCache) bound() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.max
 }
 
 // count is how many segments are cached.

@@ -60,6 +60,29 @@ func defaultMaxOpenFiles() int64 {
 	return int64(max(minOpenFiles, min(lim.Cur/2, 1<<16)))
 }
 
+// SetMaxOpenFiles bounds the segment files held open at once
+// (kbroker.log.max.open.files); n <= 0 restores the default from
+// RLIMIT_NOFILE. The bound is the process's, shared by every Manager. Files
+// above it are closed at once unless in use.
+func SetMaxOpenFiles(n int64) {
+	if n <= 0 {
+		n = defaultMaxOpenFiles()
+	}
+	openFiles.setMax(max(n, minOpenFiles))
+}
+
+// SetIndexCacheBytes bounds the heap sealed segments' loaded indexes may
+// hold (kbroker.log.index.cache.bytes), for the whole process; indexes above
+// it are unloaded at once unless in use.
+func SetIndexCacheBytes(n int64) { indexes.setMax(max(n, 0)) }
+
+// OpenFiles is how many segment files are open now, and the bound.
+func OpenFiles() (open int, bound int64) { return openFiles.count(), openFiles.bound() }
+
+// IndexCacheBytes is the heap sealed segments' loaded indexes hold now, and
+// the bound.
+func IndexCacheBytes() (used, bound int64) { return indexes.weight(), indexes.bound() }
+
 // closeFile closes s's .log unless it is in use (openFiles' evict).
 func closeFile(s *segment) bool {
 	if !s.fmu.TryLock() {

@@ -36,7 +36,9 @@ type Manager struct {
 	dirs   []string
 	logger *slog.Logger
 
-	mu     sync.Mutex
+	// mu is read-locked by Get, which every produce and every fetched
+	// partition calls, so that readers do not queue behind one another.
+	mu     sync.RWMutex
 	logs   map[partitionKey]*Log
 	closed bool
 	// deferred holds partitions that need no recovery and are opened on first
@@ -234,8 +236,8 @@ func isPartitionDirName(name string) bool {
 
 // Get returns the open log of a partition, or nil.
 func (m *Manager) Get(topic string, partition int32) *Log {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	return m.logs[partitionKey{topic, partition}]
 }
 

@@ -63,6 +63,21 @@ type segment struct {
 	tmu       sync.RWMutex
 	txnLoaded bool
 	txnList   []AbortedTxn
+
+	// lastFound is the batch findBatch found last (nil: none yet). A
+	// consumer of many partitions whose answer's budget is spent reads the
+	// same offset of most of them at every fetch, and a consumer that keeps
+	// up reads the batch after the one it read last: starting from here
+	// spares the header preads of the scan from the index entry, one per
+	// batch in up to index.interval.bytes. The bytes below size never change
+	// but by truncation, which clears it.
+	lastFound atomic.Pointer[foundBatch]
+}
+
+// foundBatch is a batch's header and where it starts in the segment.
+type foundBatch struct {
+	pos int64
+	h   record.BatchHeader
 }
 
 func segmentPath(dir string, base int64) string {
@@ -157,6 +172,7 @@ func (s *segment) truncate(size int64) error {
 	if err := f.Truncate(size); err != nil {
 		return fmt.Errorf("%w: truncating %s.log: %v", ErrStorage, s.path, err)
 	}
+	s.lastFound.Store(nil) // it may lie past the cut, where new batches will go
 	return nil
 }
 
@@ -189,6 +205,16 @@ func (s *segment) findBatch(target, limit int64) (pos int64, h record.BatchHeade
 	s.imu.RUnlock()
 	indexes.trim()
 	first := true
+	if last := s.lastFound.Load(); last != nil && last.pos >= pos && last.pos+last.h.Size <= limit {
+		if last.h.BaseOffset <= target && target <= last.h.LastOffset {
+			return last.pos, last.h, true, nil
+		}
+		if last.h.LastOffset < target {
+			// A batch boundary after the index entry and before the target:
+			// the scan may start there, and the index is not in question.
+			pos, first = last.pos+last.h.Size, false
+		}
+	}
 	for pos < limit {
 		if h, err = s.readHeader(pos, limit); err != nil {
 			return 0, h, false, err
@@ -200,6 +226,7 @@ func (s *segment) findBatch(target, limit int64) (pos int64, h record.BatchHeade
 		}
 		first = false
 		if h.LastOffset >= target {
+			s.lastFound.Store(&foundBatch{pos: pos, h: h})
 			return pos, h, true, nil
 		}
 		pos += h.Size
