@@ -14,7 +14,8 @@ package api
 // it (else the whole request is TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as
 // Kafka answers), and, when the broker wires KIP-890 part 1
 // (Server.VerifyTxnPartition), the coordinator's word that the partition is
-// in the producer's transaction; the log checks their epoch, sequence and
+// in the producer's transaction (under TV2, Produce v12+, the coordinator
+// adds the partition: KIP-890 part 2); the log checks their epoch, sequence and
 // transactional state (internal/storage). Control batches are the broker's
 // own (INVALID_RECORD), and so is any batch for `__consumer_offsets`, which
 // only the group coordinator writes (INVALID_TOPIC_EXCEPTION, as Kafka).
@@ -104,8 +105,10 @@ func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, acks int16, r
 
 // verifyTxnPartition asks the transaction coordinator, through the KIP-890
 // hook, whether a transactional batch's partition is in its producer's
-// transaction. A refusal reaches clients of Produce v10 and older as
-// INVALID_TXN_STATE, which they know, instead of TRANSACTION_ABORTABLE.
+// transaction; under TV2 (transaction.version 2 finalized, Produce v12+)
+// the coordinator adds it instead, so clients send no AddPartitionsToTxn.
+// A refusal reaches clients of Produce v10 and older as INVALID_TXN_STATE,
+// which they know, instead of TRANSACTION_ABORTABLE.
 func (s *Server) verifyTxnPartition(ctx context.Context, req *kmsg.ProduceRequest, ref partitionRef, records []byte) error {
 	if s.VerifyTxnPartition == nil || req.TransactionID == nil {
 		return nil
@@ -120,7 +123,8 @@ func (s *Server) verifyTxnPartition(ctx context.Context, req *kmsg.ProduceReques
 			topic = t.Name
 		}
 	}
-	err := s.VerifyTxnPartition(ctx, *req.TransactionID, h.ProducerID, h.ProducerEpoch, topic, ref.partition)
+	add := req.Version >= 12 && s.transactionVersion >= 2
+	err := s.VerifyTxnPartition(ctx, *req.TransactionID, h.ProducerID, h.ProducerEpoch, topic, ref.partition, add)
 	if err != nil && req.Version < 11 && errors.Is(err, kerr.TransactionAbortable) {
 		return newError(kerr.InvalidTxnState, err.Error())
 	}
