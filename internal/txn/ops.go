@@ -328,7 +328,10 @@ func (s *shard) endTxn(id string, pid int64, epoch int16, commit bool, tv int16,
 	case m.epoch != epoch && !retry:
 		return fail(kerr.ProducerFenced)
 	case m.pendingCompletion:
-		if (m.state == PrepareCommit) == commit {
+		// Under TV2 a request at the bumped epoch is for the next
+		// transaction (a client that ends at once, e.g. aborting after a
+		// TxnOffsetCommit that was told to wait): it waits too.
+		if (m.state == PrepareCommit) == commit || (storedTV2 && !retry) {
 			return fail(kerr.ConcurrentTransactions)
 		}
 		return fail(kerr.InvalidTxnState)

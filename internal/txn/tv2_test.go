@@ -91,6 +91,14 @@ func TestTV2RetriedEndTxnAfterRestart(t *testing.T) {
 	if got := h.end2("a", pid, e, true); got.Err != kerr.ConcurrentTransactions {
 		t.Fatalf("a retry while the markers are held: %+v", got)
 	}
+	if got := h.end2("a", pid, e, false); got.Err != kerr.InvalidTxnState {
+		t.Fatalf("the other outcome while the markers are held: %+v", got)
+	}
+	// The next transaction's end (franz-go aborts when its TxnOffsetCommit
+	// was told CONCURRENT_TRANSACTIONS) waits for the markers too.
+	if got := h.end2("a", pid, e+1, false); got.Err != kerr.ConcurrentTransactions {
+		t.Fatalf("an abort at the bumped epoch while the markers are held: %+v", got)
+	}
 	release()
 	h.waitState("a", CompleteCommit)
 	h.restart()
