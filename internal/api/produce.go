@@ -32,6 +32,7 @@ import (
 	"kbroker/internal/meta"
 	"kbroker/internal/record"
 	"kbroker/internal/replica"
+	"kbroker/internal/storage"
 	"kbroker/internal/wire"
 )
 
@@ -58,9 +59,7 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 			if acksErr != nil {
 				err = acksErr
 			} else if err = s.produceAllowed(c, snap, ref, transactionalOK); err == nil {
-				if err = s.verifyTxnPartition(ctx, req, ref, rp.Records); err == nil {
-					err = s.produceOne(snap, ref, req.Acks, rp.Records, now, &sp)
-				}
+				err = s.produceOne(ctx, req, snap, ref, rp.Records, now, &sp)
 			}
 			if err != nil {
 				failed = true
@@ -86,7 +85,7 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 
 var errInternalTopicProduce = newError(kerr.InvalidTopicException, "Cannot append to internal topic "+group.Topic)
 
-func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, acks int16, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition) error {
+func (s *Server) produceOne(ctx context.Context, req *kmsg.ProduceRequest, snap *meta.Snapshot, ref partitionRef, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition) error {
 	pt, err := s.resolve(snap, ref)
 	if err != nil {
 		return err
@@ -95,7 +94,11 @@ func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, acks int16, r
 		// Only the group coordinator writes its records.
 		return errInternalTopicProduce
 	}
-	res, err := s.producer.Append(snap, pt, acks, records, now)
+	guard, err := s.verifyTxnPartition(ctx, req, pt.Topic, pt.Key.Partition, records, pt.StartTxnVerification)
+	if err != nil {
+		return err
+	}
+	res, err := s.producer.Append(snap, pt, req.Acks, records, now, guard)
 	if err != nil {
 		return err
 	}
@@ -107,26 +110,31 @@ func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, acks int16, r
 // hook, whether a transactional batch's partition is in its producer's
 // transaction; under TV2 (transaction.version 2 finalized, Produce v12+)
 // the coordinator adds it instead, so clients send no AddPartitionsToTxn.
-// A refusal reaches clients of Produce v10 and older as INVALID_TXN_STATE,
-// which they know, instead of TRANSACTION_ABORTABLE.
-func (s *Server) verifyTxnPartition(ctx context.Context, req *kmsg.ProduceRequest, ref partitionRef, records []byte) error {
+// The partition's verification guard is taken first and returned for the
+// append, so that a marker written while the coordinator answers makes the
+// append fail rather than open a transaction no marker will end; a
+// producer whose transaction is already open in the partition needs no
+// question (Kafka's VerificationGuard.SENTINEL). A refusal reaches clients
+// of Produce v10 and older as INVALID_TXN_STATE, which they know, instead
+// of TRANSACTION_ABORTABLE.
+func (s *Server) verifyTxnPartition(ctx context.Context, req *kmsg.ProduceRequest, topic string, partition int32, records []byte, startGuard func(pid int64) storage.VerificationGuard) (storage.VerificationGuard, error) {
 	if s.VerifyTxnPartition == nil || req.TransactionID == nil {
-		return nil
+		return storage.NoGuard, nil
 	}
 	h, ok := record.ParseHeader(records)
 	if !ok || !h.IsTransactional() || h.IsControl() {
-		return nil // the log refuses what is not a transactional data batch
+		return storage.NoGuard, nil // the log refuses what is not a transactional data batch
 	}
-	topic := ref.name
-	if ref.byID {
-		if t := s.Store.Snapshot().TopicByID(meta.TopicID(ref.id)); t != nil {
-			topic = t.Name
+	guard := storage.NoGuard
+	if startGuard != nil {
+		if guard = startGuard(h.ProducerID); guard == storage.NoGuard {
+			return guard, nil
 		}
 	}
 	add := req.Version >= 12 && s.transactionVersion >= 2
-	err := s.VerifyTxnPartition(ctx, *req.TransactionID, h.ProducerID, h.ProducerEpoch, topic, ref.partition, add)
+	err := s.VerifyTxnPartition(ctx, *req.TransactionID, h.ProducerID, h.ProducerEpoch, topic, partition, add)
 	if err != nil && req.Version < 11 && errors.Is(err, kerr.TransactionAbortable) {
-		return newError(kerr.InvalidTxnState, err.Error())
+		return guard, newError(kerr.InvalidTxnState, err.Error())
 	}
-	return err
+	return guard, err
 }

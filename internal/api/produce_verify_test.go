@@ -44,12 +44,12 @@ func TestProduceAsksTheVerificationHookForTransactionalBatches(t *testing.T) {
 		want    *kerr.Error
 	}{{11, kerr.TransactionAbortable}, {10, kerr.InvalidTxnState}} {
 		req.Version = c.version
-		err := s.verifyTxnPartition(context.Background(), req, ref, batch(true))
+		_, err := s.verifyTxnPartition(context.Background(), req, ref.name, ref.partition, batch(true), nil)
 		if code, _ := errorCode(err); code != c.want.Code {
 			t.Fatalf("Produce v%d: %v, want %v", c.version, err, c.want)
 		}
 	}
-	if err := s.verifyTxnPartition(context.Background(), req, ref, batch(false)); err != nil {
+	if _, err := s.verifyTxnPartition(context.Background(), req, ref.name, ref.partition, batch(false), nil); err != nil {
 		t.Fatalf("an idempotent batch was verified: %v", err)
 	}
 	if len(calls) != 2 || calls[0] != (call{"tx", 42, 3, "t", 2, false}) {
@@ -63,13 +63,13 @@ func TestProduceAsksTheVerificationHookForTransactionalBatches(t *testing.T) {
 		add         bool
 	}{{12, 2, true}, {13, 2, true}, {11, 2, false}, {12, 1, false}} {
 		req.Version, s.transactionVersion = c.version, c.tv
-		_ = s.verifyTxnPartition(context.Background(), req, ref, batch(true))
+		_, _ = s.verifyTxnPartition(context.Background(), req, ref.name, ref.partition, batch(true), nil)
 		if last := calls[len(calls)-1]; last.add != c.add {
 			t.Fatalf("Produce v%d at transaction.version %d: add %v, want %v", c.version, c.tv, last.add, c.add)
 		}
 	}
 	s.VerifyTxnPartition = nil
-	if err := s.verifyTxnPartition(context.Background(), req, ref, batch(true)); errors.Is(err, kerr.TransactionAbortable) {
+	if _, err := s.verifyTxnPartition(context.Background(), req, ref.name, ref.partition, batch(true), nil); errors.Is(err, kerr.TransactionAbortable) {
 		t.Fatal("no hook, yet refused")
 	}
 }
