@@ -517,7 +517,11 @@ func (l *Log) Dir() string { return l.dir }
 // timestamp/attributes and CRC as Kafka does), checks idempotent-producer sequence,
 // and writes it. now is the broker clock.
 func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
-	return l.append(batch, now, false)
+	return l.append(batch, now, false, NoGuard)
+}
+
+func (l *Log) appendGuarded(batch []byte, now time.Time, guard VerificationGuard) (AppendResult, error) {
+	return l.append(batch, now, false, guard)
 }
 
 // AppendAsCoordinator appends a batch a coordinator of this broker built,
@@ -529,10 +533,10 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 // starts or continues the producer's transaction in this partition, which
 // its marker (AppendTxnMarker) ends.
 func (l *Log) AppendAsCoordinator(batch []byte, now time.Time) (AppendResult, error) {
-	return l.append(batch, now, true)
+	return l.append(batch, now, true, NoGuard)
 }
 
-func (l *Log) append(batch []byte, now time.Time, coordinator bool) (AppendResult, error) {
+func (l *Log) append(batch []byte, now time.Time, coordinator bool, guard VerificationGuard) (AppendResult, error) {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	if l.isClosed() {
@@ -562,6 +566,9 @@ func (l *Log) append(batch []byte, now time.Time, coordinator bool) (AppendResul
 			return res, nil
 		}
 		if err := l.ps.check(h.ProducerID, h.ProducerEpoch, h.BaseSequence, next, h.IsTransactional()); err != nil {
+			return AppendResult{}, err
+		}
+		if err := l.ps.checkGuard(h.ProducerID, h.IsTransactional(), guard); err != nil {
 			return AppendResult{}, err
 		}
 	}

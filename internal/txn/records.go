@@ -37,7 +37,10 @@ func txnRecord(m *txnMeta) coordinator.Record {
 	if !m.start.IsZero() {
 		v.StartTimestamp = m.start.UnixMilli()
 	}
-	v.PreviousProducerID, v.NextProducerID = m.prevProducerID, -1
+	v.PreviousProducerID, v.NextProducerID = m.prevProducerID, m.nextProducerID
+	// A transaction's version is kept (tagged field 2) so that a coordinator
+	// loading it after a restart applies the same TV2 retry rules.
+	v.ClientTransactionVersion = m.clientTV
 	return coordinator.Record{Key: txnKey(m.id), Value: v.AppendTo(nil)}
 }
 
@@ -65,13 +68,14 @@ func (s *shard) replay(r coordinator.Record) error {
 	}
 	m := &txnMeta{
 		id: k.TransactionalID, producerID: v.ProducerID, prevProducerID: v.PreviousProducerID,
-		epoch: v.ProducerEpoch, lastEpoch: noEpoch,
-		timeout: time.Duration(v.TimeoutMillis) * time.Millisecond,
-		state:   State(v.State), partitions: map[TopicPartition]struct{}{},
+		epoch: v.ProducerEpoch, lastEpoch: noEpoch, nextProducerID: v.NextProducerID,
+		clientTV: v.ClientTransactionVersion,
+		timeout:  time.Duration(v.TimeoutMillis) * time.Millisecond,
+		state:    State(v.State), partitions: map[TopicPartition]struct{}{},
 		lastUpdate: time.UnixMilli(v.LastUpdateTimestamp),
 	}
 	if v.Version == 0 {
-		m.prevProducerID = -1
+		m.prevProducerID, m.nextProducerID, m.clientTV = -1, -1, TV1
 	}
 	if v.StartTimestamp >= 0 {
 		m.start = time.UnixMilli(v.StartTimestamp)
