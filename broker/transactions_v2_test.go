@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -9,7 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/broker"
 	"kbroker/broker/brokertest"
+	"kbroker/internal/cluster/etcdtest"
 	"kbroker/internal/record"
 	"kbroker/internal/testkit"
 )
@@ -217,5 +220,80 @@ func TestFranzGoTransactionsV2(t *testing.T) {
 	short := testkit.Context(t, 500*time.Millisecond)
 	if n := consumer.PollFetches(short).NumRecords(); n != 0 {
 		t.Fatalf("read_committed read %d more records, from aborted transactions", n)
+	}
+}
+
+// A TV2 produce to a broker that is not the transaction's coordinator: the
+// partition's leader asks the coordinator's broker over the wire. Produce
+// v11 (TV1) is only verified there (AddPartitionsToTxn v4 with VerifyOnly)
+// and refused for a partition not added; Produce v12 has the coordinator
+// add it (AddPartitionsToTxn v5 without VerifyOnly), so the transaction
+// holds the remote partition, its commit marker reaches it, and
+// read_committed reads the record.
+func TestTransactionsV2ProduceToAnotherBroker(t *testing.T) {
+	etcd := etcdtest.Start(t)
+	var brokers []*broker.Broker
+	for id := 1; id <= 2; id++ {
+		props := txnProps(t.TempDir())
+		props["node.id"], props["metadata.etcd.endpoints"] = strconv.Itoa(id), etcd.Endpoint()
+		props["metadata.etcd.session.timeout.ms"], props["metadata.etcd.request.timeout.ms"] = "2000", "1000"
+		brokers = append(brokers, brokertest.StartWith(t, props))
+	}
+	adm := kadm.NewClient(testkit.Client(t, brokers[0].Addr()))
+	testkit.CreateTopic(t, adm, "remote", 4, nil)
+
+	const id = "tv2-remote"
+	var coordinator int32 = -1
+	rc0 := testkit.Dial(t, brokers[0].Addr())
+	wantCode(t, "FindCoordinator", retrying(t, func() int16 {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.Version, req.CoordinatorType, req.CoordinatorKeys = 4, 1, []string{id}
+		c := request[*kmsg.FindCoordinatorResponse](t, rc0, req).Coordinators[0]
+		coordinator = c.NodeID
+		return c.ErrorCode
+	}), nil)
+	coord, other := brokers[0], brokers[1]
+	if coordinator == 2 {
+		coord, other = brokers[1], brokers[0]
+	}
+	md, err := adm.Metadata(testkit.Context(t, 10*time.Second), "remote")
+	if err != nil {
+		t.Fatal(err)
+	}
+	partition := int32(-1)
+	for _, p := range md.Topics["remote"].Partitions {
+		if p.Leader != coordinator {
+			partition = p.Partition
+		}
+	}
+	if partition < 0 {
+		t.Fatalf("every partition of remote is led by the coordinator, broker %d: %+v", coordinator, md.Topics["remote"].Partitions)
+	}
+
+	rcCoord, rcOther := testkit.Dial(t, coord.Addr()), testkit.Dial(t, other.Addr())
+	p, code := initProducer(t, rcCoord, id, 5, 60_000)
+	wantCode(t, "InitProducerId", code, nil)
+	wantCode(t, "Produce v11 to another broker's partition not added",
+		retrying(t, func() int16 { return produceTxn(t, rcOther, 11, p, "remote", partition, 0) }), kerr.InvalidTxnState)
+	wantCode(t, "Produce v12 to another broker's partition",
+		retrying(t, func() int16 { return produceTxn(t, rcOther, 12, p, "remote", partition, 0) }), nil)
+	if d := describeTxn(t, rcCoord, id); d.State != "Ongoing" || len(d.Topics) != 1 || d.Topics[0].Topic != "remote" ||
+		len(d.Topics[0].Partitions) != 1 || d.Topics[0].Partitions[0] != partition {
+		t.Fatalf("DescribeTransactions after the remote produce: %+v", d)
+	}
+	if resp := endTxnV5(t, rcCoord, p, true); resp.ErrorCode != 0 {
+		t.Fatalf("EndTxn v5 commit: %+v", resp)
+	}
+	waitTxnState(t, rcCoord, id, "CompleteCommit")
+
+	consumer := testkit.Client(t, other.Addr(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"remote": {partition: kgo.NewOffset().AtStart()}}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	ctx := testkit.Context(t, 10*time.Second)
+	var read []*kgo.Record
+	for len(read) == 0 && ctx.Err() == nil {
+		read = append(read, consumer.PollFetches(ctx).Records()...)
+	}
+	if len(read) != 1 || string(read[0].Value) != "v" {
+		t.Fatalf("read_committed read %v from remote-%d, want the one committed record", read, partition)
 	}
 }
