@@ -140,8 +140,9 @@ func (s *Server) readFetch(c *wire.Conn, r *wire.Request, req *kmsg.FetchRequest
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = rp.Partition
+			// AbortedTransactions stays null unless a read_committed read
+			// succeeds, as Kafka answers (read_uncommitted and errors: null).
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
-			sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 			var err error
 			if fromReplica {
 				if err = s.followerFetchAllowed(c); err == nil {
@@ -165,6 +166,9 @@ func (s *Server) readFetch(c *wire.Conn, r *wire.Request, req *kmsg.FetchRequest
 					sp.RecordBatches = f.Records
 					if f.File.Len() > 0 {
 						r.RecordFiles.Add(rt.Topic, rt.TopicID, rp.Partition, f.File)
+					}
+					if err == nil && req.IsolationLevel == 1 {
+						sp.AbortedTransactions = make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, 0, len(f.AbortedTxns))
 					}
 					for _, a := range f.AbortedTxns {
 						at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
