@@ -89,6 +89,27 @@ func (s *shard) replay(r coordinator.Record) error {
 		delete(s.txns, m.id)
 		return nil
 	}
+	m.lastEpoch = lastEpochAtLoad(m)
 	s.txns[m.id] = m
 	return nil
+}
+
+// lastEpochAtLoad is the epoch before the last bump of a transaction read
+// back. The record does not hold it (nor does Kafka's, which loads it as
+// none), but a TV2 Prepare* or Complete* was written by a bump of exactly
+// one: EndTxn's from the producer's epoch, or the second bump of a fence,
+// whose epoch no producer holds. Knowing it keeps a producer that lost
+// the answer to its EndTxn in a kill -9 from being fenced when it
+// recovers with InitProducerId at the epoch it had (KIP-360), as it is
+// when the coordinator did not restart. Any other state (Empty after an
+// InitProducerId, which a new producer may have written) keeps none, so
+// a zombie is never taken for a retry.
+func lastEpochAtLoad(m *txnMeta) int16 {
+	switch m.state {
+	case PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort:
+		if m.clientTV >= TV2 && m.epoch > 0 {
+			return m.epoch - 1
+		}
+	}
+	return noEpoch
 }

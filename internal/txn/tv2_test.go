@@ -233,3 +233,47 @@ func TestTV2TimedOutTransactionFencesItsProducer(t *testing.T) {
 		}
 	}
 }
+
+// A TV2 producer whose EndTxn was answered by a coordinator killed before
+// the answer reached it recovers with InitProducerId at the epoch it had
+// (KIP-360, as franz-go does after an unconfirmed EndTxn): the restarted
+// coordinator knows that epoch as the one before the EndTxn's bump, and
+// answers the bumped epoch instead of PRODUCER_FENCED. An epoch older
+// than that is still fenced, and so is a retry once the id started over.
+func TestTV2InitProducerIDAfterAnUnansweredEndTxnSurvivesARestart(t *testing.T) {
+	h := newHarness(t)
+	r := h.mustInit("a")
+	pid := r.ProducerID
+	// One transaction first, so that the epoch before the last bump is
+	// one a producer had (not the -1 of no epoch).
+	if err := h.produce2("a", pid, r.Epoch, t0); err != nil {
+		t.Fatalf("implicit add: %v", err)
+	}
+	first := h.end2("a", pid, r.Epoch, true)
+	if first.Err != nil {
+		t.Fatalf("EndTxn commit: %+v", first)
+	}
+	h.waitState("a", CompleteCommit)
+	e := first.Epoch
+	if err := h.produce2("a", pid, e, t0); err != nil {
+		t.Fatalf("implicit add: %v", err)
+	}
+	if got := h.end2("a", pid, e, false); got.Err != nil || got.Epoch != e+1 {
+		t.Fatalf("EndTxn abort: %+v", got)
+	}
+	h.waitState("a", CompleteAbort)
+	h.restart()
+	if got := h.init("a", pid, e-1); got.Err != kerr.ProducerFenced {
+		t.Fatalf("InitProducerId at an epoch older than the EndTxn's: %+v, want PRODUCER_FENCED", got)
+	}
+	got := h.init("a", pid, e)
+	if got.Err != nil || got.ProducerID != pid || got.Epoch != e+1 {
+		t.Fatalf("InitProducerId at the epoch of the unanswered EndTxn after a restart: %+v, want producer %d epoch %d", got, pid, e+1)
+	}
+	// The id is Empty now, as an InitProducerId leaves it: a second
+	// restart knows no earlier epoch, so the old one is fenced again.
+	h.restart()
+	if again := h.init("a", pid, e); again.Err != kerr.ProducerFenced {
+		t.Fatalf("InitProducerId at the old epoch after it was answered and the coordinator restarted: %+v, want PRODUCER_FENCED", again)
+	}
+}
