@@ -785,8 +785,12 @@ func (l *Log) HighWatermark() int64 { return l.hw.Load() }
 // LastStableOffset is the end of what read_committed consumers may read:
 // the first offset of the earliest transaction still open (or whose marker
 // the high watermark has not passed yet), else the high watermark (Kafka's
-// UnifiedLog.lastStableOffset).
-func (l *Log) LastStableOffset() int64 { return min(l.firstUnstable.Load(), l.hw.Load()) }
+// UnifiedLog.lastStableOffset). A transaction whose first segment
+// retention deleted counts from the log start, as Kafka clamps its first
+// unstable offset, so the LSO never falls below what can be fetched.
+func (l *Log) LastStableOffset() int64 {
+	return min(max(l.firstUnstable.Load(), l.logStart.Load()), l.hw.Load())
+}
 
 // Producers describes the producers with state in the log (DescribeProducers).
 func (l *Log) Producers() ([]ProducerInfo, error) {
