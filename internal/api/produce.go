@@ -115,11 +115,22 @@ func (s *Server) produceOne(ctx context.Context, req *kmsg.ProduceRequest, snap 
 	if internalTopic(pt.Topic) {
 		return nil, internalTopicProduce(pt.Topic)
 	}
-	guard, err := s.verifyTxnPartition(ctx, req, pt.Topic, pt.Key.Partition, records, pt.StartTxnVerification)
-	if err != nil {
-		return nil, err
+	verifyAndAppend := func() (storage.AppendResult, error) {
+		guard, err := s.verifyTxnPartition(ctx, req, pt.Topic, pt.Key.Partition, records, pt.StartTxnVerification)
+		if err != nil {
+			return storage.AppendResult{}, err
+		}
+		return s.producer.Append(snap, pt, req.Acks, records, now, guard)
 	}
-	res, err := s.producer.Append(snap, pt, req.Acks, records, now, guard)
+	res, err := verifyAndAppend()
+	if errors.Is(err, storage.ErrVerificationOvertaken) {
+		// The coordinator held the verification until the last
+		// transaction's markers were written (txn.settleWait), and one of
+		// them, here, overtook the guard: asked again with a fresh guard,
+		// it answers at once for the transaction open now. Kafka answers
+		// CONCURRENT_TRANSACTIONS instead and the client retries.
+		res, err = verifyAndAppend()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +152,7 @@ func (s *Server) produceOne(ctx context.Context, req *kmsg.ProduceRequest, snap 
 // question (Kafka's VerificationGuard.SENTINEL). A refusal reaches clients
 // of Produce v10 and older as INVALID_TXN_STATE, which they know, instead
 // of TRANSACTION_ABORTABLE.
-func (s *Server) verifyTxnPartition(ctx context.Context, req *kmsg.ProduceRequest, topic string, partition int32, records []byte, startGuard func(pid int64) storage.VerificationGuard) (storage.VerificationGuard, error) {
+func (s *Server) verifyTxnPartition(ctx context.Context, req *kmsg.ProduceRequest, topic string, partition int32, records []byte, startGuard func(pid int64, epoch int16) storage.VerificationGuard) (storage.VerificationGuard, error) {
 	if s.VerifyTxnPartition == nil || req.TransactionID == nil {
 		return storage.NoGuard, nil
 	}
@@ -151,7 +162,7 @@ func (s *Server) verifyTxnPartition(ctx context.Context, req *kmsg.ProduceReques
 	}
 	guard := storage.NoGuard
 	if startGuard != nil {
-		if guard = startGuard(h.ProducerID); guard == storage.NoGuard {
+		if guard = startGuard(h.ProducerID, h.ProducerEpoch); guard == storage.NoGuard {
 			return guard, nil
 		}
 	}

@@ -127,11 +127,11 @@ func (pt *Partition) AppendAsLeader(batch []byte, now time.Time, acks int16, min
 }
 
 // StartTxnVerification is the verification guard (KIP-890) a transactional
-// batch of producer pid takes before the coordinator is asked about it;
-// storage.NoGuard when the producer's transaction is already open here
-// and no question is needed.
-func (pt *Partition) StartTxnVerification(pid int64) storage.VerificationGuard {
-	return pt.log.StartVerification(pid)
+// batch of producer pid at epoch takes before the coordinator is asked
+// about it; storage.NoGuard when the producer's transaction is already
+// open here at that epoch and no question is needed.
+func (pt *Partition) StartTxnVerification(pid int64, epoch int16) storage.VerificationGuard {
+	return pt.log.StartVerification(pid, epoch)
 }
 
 // AppendVerifiedAsLeader is AppendAsLeader for a batch verified with

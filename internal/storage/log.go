@@ -568,7 +568,7 @@ func (l *Log) append(batch []byte, now time.Time, coordinator bool, guard Verifi
 		if err := l.ps.check(h.ProducerID, h.ProducerEpoch, h.BaseSequence, next, h.IsTransactional()); err != nil {
 			return AppendResult{}, err
 		}
-		if err := l.ps.checkGuard(h.ProducerID, h.IsTransactional(), guard); err != nil {
+		if err := l.ps.checkGuard(h.ProducerID, h.ProducerEpoch, h.IsTransactional(), guard); err != nil {
 			return AppendResult{}, err
 		}
 	}

@@ -18,14 +18,25 @@ type VerificationGuard uint64
 // NoGuard appends without a verification check.
 const NoGuard VerificationGuard = 0
 
+// ErrVerificationOvertaken is the refusal of an append whose verification
+// a transaction marker overtook. A caller may verify again with a fresh
+// guard: the coordinator then answers for the transaction open now.
+var ErrVerificationOvertaken = fmt.Errorf("%w: a transaction marker came after the verification", ErrInvalidTxnState)
+
 // StartVerification returns the guard a transactional append of producer
-// pid must carry, or NoGuard when the producer already has a transaction
-// open here: its partition was verified when that transaction started, as
-// Kafka's maybeStartTransactionVerification skips the coordinator then.
-func (l *Log) StartVerification(pid int64) VerificationGuard {
+// pid at epoch must carry, or NoGuard when the producer already has a
+// transaction open here at that epoch: its partition was verified when
+// that transaction started, as Kafka's maybeStartTransactionVerification
+// skips the coordinator then. A batch of a later epoch is verified even
+// so: under TV2 it begins the next transaction while the marker of the
+// open one (an EndTxn bumped the epoch) is still on its way, and appended
+// unverified it would be ended by that marker, committed or aborted with
+// the transaction before it (Kafka's hasOngoingTransaction compares the
+// epoch for this).
+func (l *Log) StartVerification(pid int64, epoch int16) VerificationGuard {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
-	if e := l.ps.producers[pid]; e != nil && e.txnFirst >= 0 {
+	if l.ps.hasOngoingTransaction(pid, epoch) {
 		return NoGuard
 	}
 	if g, ok := l.ps.guards[pid]; ok {
@@ -49,17 +60,20 @@ func (l *Log) AppendVerified(batch []byte, now time.Time, guard VerificationGuar
 }
 
 // checkGuard is the guard's check in append, appendMu held: only a
-// transactional batch of a producer with no transaction open here needs
-// one, as Kafka's batchMissingRequiredVerification.
-func (ps *producerState) checkGuard(pid int64, transactional bool, guard VerificationGuard) error {
-	if guard == NoGuard || !transactional {
-		return nil
-	}
-	if e := ps.producers[pid]; e != nil && e.txnFirst >= 0 {
+// transactional batch of a producer with no transaction open here at its
+// epoch needs one, as Kafka's batchMissingRequiredVerification.
+func (ps *producerState) checkGuard(pid int64, epoch int16, transactional bool, guard VerificationGuard) error {
+	if guard == NoGuard || !transactional || ps.hasOngoingTransaction(pid, epoch) {
 		return nil
 	}
 	if ps.guards[pid] != guard {
-		return fmt.Errorf("%w: record of producer %d was not part of an ongoing transaction (a transaction marker came after its verification)", ErrInvalidTxnState, pid)
+		return fmt.Errorf("%w: record of producer %d was not part of an ongoing transaction", ErrVerificationOvertaken, pid)
 	}
 	return nil
+}
+
+// hasOngoingTransaction reports a transaction of pid open here at epoch.
+func (ps *producerState) hasOngoingTransaction(pid int64, epoch int16) bool {
+	e := ps.producers[pid]
+	return e != nil && e.txnFirst >= 0 && e.epoch == epoch
 }
