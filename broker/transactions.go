@@ -191,15 +191,17 @@ func (ms *markerSender) close() {
 	}
 }
 
-// verifyTxnPartition is Produce's KIP-890 part 1 check: the partition must
-// be in the producer's ongoing transaction. The coordinator of the
-// transactional id answers it here when this broker leads its
-// `__transaction_state` partition; otherwise its broker is asked with a
-// verify-only AddPartitionsToTxn (v4+, broker to broker), as Kafka's
-// AddPartitionsToTxnManager does.
-func (b *Broker) verifyTxnPartition(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32) error {
+// verifyTxnPartition is Produce's KIP-890 check: the partition must be in
+// the producer's ongoing transaction (part 1), or, with add (Produce v12+
+// under TV2, part 2), is added to it. The coordinator of the transactional
+// id answers it here when this broker leads its `__transaction_state`
+// partition; otherwise its broker is asked with an AddPartitionsToTxn
+// broker to broker, as Kafka's AddPartitionsToTxnManager does: v4 with
+// VerifyOnly to verify, v5 without it to add (v5 is the version whose
+// coordinator adds at TV2).
+func (b *Broker) verifyTxnPartition(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32, add bool) error {
 	if b.txns.Led(b.txns.Partition(transactionalID)) {
-		return b.txns.VerifyPartition(ctx, transactionalID, producerID, epoch, topic, partition)
+		return b.txns.VerifyPartition(ctx, transactionalID, producerID, epoch, topic, partition, add)
 	}
 	snap := b.store.Snapshot()
 	st := snap.Topic(txn.Topic)
@@ -216,8 +218,11 @@ func (b *Broker) verifyTxnPartition(ctx context.Context, transactionalID string,
 	}
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	req.Version = 4
+	if add {
+		req.Version = 5
+	}
 	tr := kmsg.NewAddPartitionsToTxnRequestTransaction()
-	tr.TransactionalID, tr.ProducerID, tr.ProducerEpoch, tr.VerifyOnly = transactionalID, producerID, epoch, true
+	tr.TransactionalID, tr.ProducerID, tr.ProducerEpoch, tr.VerifyOnly = transactionalID, producerID, epoch, !add
 	tt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
 	tt.Topic, tt.Partitions = topic, []int32{partition}
 	tr.Topics = append(tr.Topics, tt)
@@ -228,10 +233,10 @@ func (b *Broker) verifyTxnPartition(ctx context.Context, transactionalID string,
 	}
 	resp, err := req.RequestWith(ctx, seeds[0])
 	if err != nil {
-		return fmt.Errorf("%w: verifying with the transaction coordinator on broker %d: %v", kerr.CoordinatorNotAvailable, coordinator, err)
+		return fmt.Errorf("%w: asking the transaction coordinator on broker %d: %v", kerr.CoordinatorNotAvailable, coordinator, err)
 	}
 	if len(resp.Transactions) == 0 {
-		return kerr.ErrorForCode(resp.ErrorCode)
+		return verifyAnswer(kerr.ErrorForCode(resp.ErrorCode))
 	}
 	for _, t := range resp.Transactions[0].Topics {
 		for _, p := range t.Partitions {
@@ -243,7 +248,7 @@ func (b *Broker) verifyTxnPartition(ctx context.Context, transactionalID string,
 	return nil
 }
 
-// verifyAnswer maps a coordinator's verify-only answer as VerifyPartition
+// verifyAnswer maps a remote coordinator's answer as VerifyPartition
 // does for a local one.
 func verifyAnswer(err error) error {
 	switch {

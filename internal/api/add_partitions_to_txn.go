@@ -144,5 +144,11 @@ func (s *Server) addPartitionsToTxn(ctx context.Context, c *wire.Conn, snap *met
 		}
 		return codes
 	}
-	return fill(txnErrorCode(s.Txns.AddPartitions(ctx, id, pid, epoch, parts), version, 2))
+	// v5 without VerifyOnly is a partition leader adding the partition of a
+	// Produce v12+ (TV2); v0-v3 come from TV1 clients.
+	tv := txn.TV1
+	if version >= 5 {
+		tv = txn.TV2
+	}
+	return fill(txnErrorCode(s.Txns.AddPartitionsAt(ctx, id, pid, epoch, parts, tv), version, 2))
 }

@@ -85,13 +85,19 @@ type Server struct {
 	// quotaListings is the last DescribeClientQuotas listing built.
 	quotaListings atomic.Pointer[quotaListing]
 
-	// VerifyTxnPartition is KIP-890 part 1: called, when set, before a
-	// transactional batch is appended, it asks the transaction coordinator
-	// whether the partition is in the producer's ongoing transaction and
-	// refuses the batch when it is not (TRANSACTION_ABORTABLE, answered as
-	// INVALID_TXN_STATE to Produce before v11). Set by the broker's wiring
-	// before it serves; nil appends without asking.
-	VerifyTxnPartition func(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32) error
+	// VerifyTxnPartition is KIP-890: called, when set, before a
+	// transactional batch is appended (and before a TxnOffsetCommit writes
+	// its offsets), it asks the transaction coordinator whether the
+	// partition is in the producer's ongoing transaction and refuses the
+	// write when it is not (TRANSACTION_ABORTABLE, answered as
+	// INVALID_TXN_STATE to Produce before v11); with add (part 2, TV2:
+	// Produce v12+, TxnOffsetCommit v5+) it adds the partition instead.
+	// Set by the broker's wiring before it serves; nil writes without
+	// asking.
+	VerifyTxnPartition func(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32, add bool) error
+	// transactionVersion is the finalized transaction.version: 2 unless a
+	// test lowers it to see TV1's refusals.
+	transactionVersion int16
 	// WriteTxnMarker writes one marker of WriteTxnMarkers. New sets it to
 	// the partition leader's append (replica.Partitions.WriteTxnMarker); the
 	// broker's wiring replaces it so that markers for `__consumer_offsets`
@@ -109,7 +115,8 @@ func New(deps Deps) *Server {
 		scram:       scram.New(deps.Store, deps.Audit),
 		producer:    replica.NewProducer(deps.Logs, deps.Metrics.BytesIn),
 
-		fetchSessions: newFetchSessions(deps.Broker, deps.Metrics),
+		fetchSessions:      newFetchSessions(deps.Broker, deps.Metrics),
+		transactionVersion: finalizedTransactionVersion,
 	}
 	s.WriteTxnMarker = s.writeTxnMarkerToLog
 	return s

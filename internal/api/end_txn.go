@@ -8,15 +8,19 @@ package api
 // the first answer again; while the markers are in flight,
 // CONCURRENT_TRANSACTIONS; no transaction or the other outcome,
 // INVALID_TXN_STATE. From v2 a fenced producer gets PRODUCER_FENCED,
-// before that INVALID_PRODUCER_EPOCH. v5 answers the producer id and epoch
-// to use next; kbroker does not finalize transaction.version 2, so the
-// epoch is not bumped per transaction (clients send v5 only under TV2).
+// before that INVALID_PRODUCER_EPOCH. v5 is Transactions V2 (KIP-890 part
+// 2; clients send it only when transaction.version 2 is finalized): the
+// epoch is bumped at every EndTxn and the answer carries the producer id
+// and epoch to go on with (a new producer id at epoch 0 once the epoch
+// runs out); a retry, one epoch behind, gets the current ones again; an
+// abort with no transaction open is allowed.
 
 import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/internal/txn"
 	"kbroker/internal/wire"
 )
 
@@ -29,9 +33,15 @@ func handleEndTxn(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request)
 	if resp.ErrorCode = s.txnRefusal(c, req.TransactionalID); resp.ErrorCode != 0 {
 		return resp, nil
 	}
-	resp.ErrorCode = txnErrorCode(s.Txns.EndTxn(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit), req.Version, 2)
+	// Kafka takes the transaction version from the request's: v5+ is TV2.
+	tv := txn.TV1
+	if req.Version >= 5 {
+		tv = txn.TV2
+	}
+	res := s.Txns.EndTxn(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit, tv)
+	resp.ErrorCode = txnErrorCode(res.Err, req.Version, 2)
 	if resp.ErrorCode == 0 {
-		resp.ProducerID, resp.ProducerEpoch = req.ProducerID, req.ProducerEpoch
+		resp.ProducerID, resp.ProducerEpoch = res.ProducerID, res.Epoch
 	}
 	return resp, nil
 }

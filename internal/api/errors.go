@@ -37,6 +37,7 @@ var errorTable = []struct {
 	{storage.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
 	{storage.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
 	{storage.ErrUnknownProducerID, kerr.UnknownProducerID},
+	{storage.ErrVerificationOvertaken, kerr.InvalidTxnState},
 	{storage.ErrInvalidTxnState, kerr.InvalidTxnState},
 	{storage.ErrTransactionCoordinatorFenced, kerr.TransactionCoordinatorFenced},
 	{storage.ErrStorage, kerr.KafkaStorageError},

@@ -148,8 +148,9 @@ func (s *Server) readFetch(c *wire.Conn, r *wire.Request, req *kmsg.FetchRequest
 			sp := &st.Partitions[i]
 			sp.Default()
 			sp.Partition = rp.Partition
+			// AbortedTransactions stays null unless a read_committed read
+			// succeeds, as Kafka answers (read_uncommitted and errors: null).
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
-			sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 			err := topicErr
 			if err == nil {
 				var pt replica.Partition
@@ -203,6 +204,9 @@ func (s *Server) fetchPartition(r *wire.Request, budget *replica.FetchRead, pt *
 	sp.RecordBatches = f.Records
 	if f.File.Len() > 0 {
 		r.RecordFiles.Add(rt.Topic, rt.TopicID, rp.Partition, f.File)
+	}
+	if err == nil && req.IsolationLevel == 1 {
+		sp.AbortedTransactions = make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, 0, len(f.AbortedTxns))
 	}
 	for _, a := range f.AbortedTxns {
 		at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()

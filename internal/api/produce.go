@@ -14,7 +14,8 @@ package api
 // it (else the whole request is TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as
 // Kafka answers), and, when the broker wires KIP-890 part 1
 // (Server.VerifyTxnPartition), the coordinator's word that the partition is
-// in the producer's transaction; the log checks their epoch, sequence and
+// in the producer's transaction (under TV2, Produce v12+, the coordinator
+// adds the partition: KIP-890 part 2); the log checks their epoch, sequence and
 // transactional state (internal/storage). Control batches are the broker's
 // own (INVALID_RECORD), and so is any batch for `__consumer_offsets` or
 // `__transaction_state`, which only the group and transaction coordinators
@@ -31,6 +32,7 @@ import (
 	"kbroker/internal/meta"
 	"kbroker/internal/record"
 	"kbroker/internal/replica"
+	"kbroker/internal/storage"
 	"kbroker/internal/wire"
 )
 
@@ -59,11 +61,9 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 			if acksErr != nil {
 				err = acksErr
 			} else if err = s.produceAllowed(c, snap, ref, transactionalOK); err == nil {
-				if err = s.verifyTxnPartition(ctx, req, ref, rp.Records); err == nil {
-					var w *replica.CommitWait
-					if w, err = s.produceOne(snap, ref, req.Acks, rp.Records, now, &sp); w != nil {
-						waits, waitAt = append(waits, *w), append(waitAt, [2]int{ti, len(st.Partitions)})
-					}
+				var w *replica.CommitWait
+				if w, err = s.produceOne(ctx, req, snap, ref, rp.Records, now, &sp); w != nil {
+					waits, waitAt = append(waits, *w), append(waitAt, [2]int{ti, len(st.Partitions)})
 				}
 			}
 			if err != nil {
@@ -104,10 +104,10 @@ func internalTopicProduce(topic string) error {
 	return newError(kerr.InvalidTopicException, "Cannot append to internal topic "+topic)
 }
 
-// produceOne appends one partition's records. With acks=all on a
-// partition with followers it returns the wait for the in-sync replicas,
-// which the handler runs once every partition is appended.
-func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, acks int16, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition) (*replica.CommitWait, error) {
+// produceOne verifies and appends one partition's records. With acks=all
+// on a partition with followers it returns the wait for the in-sync
+// replicas, which the handler runs once every partition is appended.
+func (s *Server) produceOne(ctx context.Context, req *kmsg.ProduceRequest, snap *meta.Snapshot, ref partitionRef, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition) (*replica.CommitWait, error) {
 	pt, err := s.resolve(snap, ref)
 	if err != nil {
 		return nil, err
@@ -115,12 +115,27 @@ func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, acks int16, r
 	if internalTopic(pt.Topic) {
 		return nil, internalTopicProduce(pt.Topic)
 	}
-	res, err := s.producer.Append(snap, pt, acks, records, now)
+	verifyAndAppend := func() (storage.AppendResult, error) {
+		guard, err := s.verifyTxnPartition(ctx, req, pt.Topic, pt.Key.Partition, records, pt.StartTxnVerification)
+		if err != nil {
+			return storage.AppendResult{}, err
+		}
+		return s.producer.Append(snap, pt, req.Acks, records, now, guard)
+	}
+	res, err := verifyAndAppend()
+	if errors.Is(err, storage.ErrVerificationOvertaken) {
+		// The coordinator held the verification until the last
+		// transaction's markers were written (txn.settleWait), and one of
+		// them, here, overtook the guard: asked again with a fresh guard,
+		// it answers at once for the transaction open now. Kafka answers
+		// CONCURRENT_TRANSACTIONS instead and the client retries.
+		res, err = verifyAndAppend()
+	}
 	if err != nil {
 		return nil, err
 	}
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = res.BaseOffset, res.LogAppendTime, res.LogStartOffset
-	if acks == -1 && pt.Replicated() {
+	if req.Acks == -1 && pt.Replicated() {
 		return &replica.CommitWait{Partition: pt, LastOffset: res.LastOffset, MinInsync: s.Logs.MinInsyncReplicas(snap, pt.Topic)}, nil
 	}
 	return nil, nil
@@ -128,25 +143,33 @@ func (s *Server) produceOne(snap *meta.Snapshot, ref partitionRef, acks int16, r
 
 // verifyTxnPartition asks the transaction coordinator, through the KIP-890
 // hook, whether a transactional batch's partition is in its producer's
-// transaction. A refusal reaches clients of Produce v10 and older as
-// INVALID_TXN_STATE, which they know, instead of TRANSACTION_ABORTABLE.
-func (s *Server) verifyTxnPartition(ctx context.Context, req *kmsg.ProduceRequest, ref partitionRef, records []byte) error {
+// transaction; under TV2 (transaction.version 2 finalized, Produce v12+)
+// the coordinator adds it instead, so clients send no AddPartitionsToTxn.
+// The partition's verification guard is taken first and returned for the
+// append, so that a marker written while the coordinator answers makes the
+// append fail rather than open a transaction no marker will end; a
+// producer whose transaction is already open in the partition needs no
+// question (Kafka's VerificationGuard.SENTINEL). A refusal reaches clients
+// of Produce v10 and older as INVALID_TXN_STATE, which they know, instead
+// of TRANSACTION_ABORTABLE.
+func (s *Server) verifyTxnPartition(ctx context.Context, req *kmsg.ProduceRequest, topic string, partition int32, records []byte, startGuard func(pid int64, epoch int16) storage.VerificationGuard) (storage.VerificationGuard, error) {
 	if s.VerifyTxnPartition == nil || req.TransactionID == nil {
-		return nil
+		return storage.NoGuard, nil
 	}
 	h, ok := record.ParseHeader(records)
 	if !ok || !h.IsTransactional() || h.IsControl() {
-		return nil // the log refuses what is not a transactional data batch
+		return storage.NoGuard, nil // the log refuses what is not a transactional data batch
 	}
-	topic := ref.name
-	if ref.byID {
-		if t := s.Store.Snapshot().TopicByID(meta.TopicID(ref.id)); t != nil {
-			topic = t.Name
+	guard := storage.NoGuard
+	if startGuard != nil {
+		if guard = startGuard(h.ProducerID, h.ProducerEpoch); guard == storage.NoGuard {
+			return guard, nil
 		}
 	}
-	err := s.VerifyTxnPartition(ctx, *req.TransactionID, h.ProducerID, h.ProducerEpoch, topic, ref.partition)
+	add := req.Version >= 12 && s.transactionVersion >= 2
+	err := s.VerifyTxnPartition(ctx, *req.TransactionID, h.ProducerID, h.ProducerEpoch, topic, partition, add)
 	if err != nil && req.Version < 11 && errors.Is(err, kerr.TransactionAbortable) {
-		return newError(kerr.InvalidTxnState, err.Error())
+		return guard, newError(kerr.InvalidTxnState, err.Error())
 	}
-	return err
+	return guard, err
 }

@@ -9,15 +9,20 @@ package api
 // top-level error: TRANSACTIONAL_ID WRITE, then GROUP READ, fail every
 // partition; TOPIC READ and an unknown topic or partition fail their own.
 // v3+ member id and generation are checked (KIP-447), so a zombie of an
-// older generation is refused. v6 (topic ids) is not served.
+// older generation is refused. Before the offsets are written the
+// transaction coordinator checks that the group's offsets partition is in
+// the transaction (KIP-890 part 1), and under TV2 (v5+) adds it (part 2:
+// no AddOffsetsToTxn). v6 (topic ids) is not served.
 
 import (
 	"context"
+	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/group"
+	"kbroker/internal/meta"
 	"kbroker/internal/wire"
 )
 
@@ -59,7 +64,34 @@ func handleTxnOffsetCommit(ctx context.Context, s *Server, c *wire.Conn, r *wire
 		}
 	}
 	if len(accepted.Topics) > 0 {
+		if code := s.verifyTxnOffsets(ctx, snap, req); code != 0 {
+			resp.Topics = append(group.TxnCommitErrors(accepted.Topics, code), resp.Topics...)
+			return resp, nil
+		}
 		resp.Topics = append(s.Groups.TxnCommit(ctx, &accepted), resp.Topics...)
 	}
 	return resp, nil
+}
+
+// verifyTxnOffsets is KIP-890 for TxnOffsetCommit: the group's offsets
+// partition must be in the producer's transaction before its offsets are
+// written (part 1; AddOffsetsToTxn put it there), and under TV2
+// (transaction.version 2, v5+) the coordinator adds it itself, clients
+// sending no AddOffsetsToTxn (part 2). The code answers every partition.
+func (s *Server) verifyTxnOffsets(ctx context.Context, snap *meta.Snapshot, req *kmsg.TxnOffsetCommitRequest) int16 {
+	offsets := snap.Topic(group.Topic)
+	if s.VerifyTxnPartition == nil || offsets == nil {
+		return 0
+	}
+	add := req.Version >= 5 && s.transactionVersion >= 2
+	err := s.VerifyTxnPartition(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch,
+		group.Topic, group.Partition(req.Group, offsets.Partitions), add)
+	if err == nil {
+		return 0
+	}
+	if req.Version < 5 && errors.Is(err, kerr.TransactionAbortable) {
+		return kerr.InvalidTxnState.Code
+	}
+	code, _ := errorCode(err)
+	return code
 }

@@ -291,3 +291,38 @@ func TestTransactionalProduceAndMarkerRefusals(t *testing.T) {
 		t.Fatalf("marker for a missing partition: %v", kerr.ErrorForCode(code))
 	}
 }
+
+// Fetch's AbortedTransactions is null for read_uncommitted and for a
+// partition in error, and an array (empty when nothing was aborted) for a
+// read_committed read, as Kafka answers: clients tell the two apart.
+func TestFetchAbortedTransactionsNullUnlessReadCommitted(t *testing.T) {
+	b := brokertest.Start(t, nil)
+	cl, adm := client(t, b)
+	topic, err := adm.CreateTopic(ctx(t), 1, 1, nil, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx(t), &kgo.Record{Topic: "t", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	fetch := func(isolation int8, partition int32) kmsg.FetchResponseTopicPartition {
+		t.Helper()
+		req := longPoll(topic, 1, 0)
+		req.IsolationLevel = isolation
+		req.Topics[0].Partitions[0].Partition = partition
+		resp, err := req.RequestWith(ctx(t), cl.Broker(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Topics[0].Partitions[0]
+	}
+	if p := fetch(0, 0); p.ErrorCode != 0 || p.AbortedTransactions != nil {
+		t.Fatalf("read_uncommitted: error %d, aborted transactions %#v, want null", p.ErrorCode, p.AbortedTransactions)
+	}
+	if p := fetch(1, 0); p.ErrorCode != 0 || p.AbortedTransactions == nil || len(p.AbortedTransactions) != 0 {
+		t.Fatalf("read_committed: error %d, aborted transactions %#v, want an empty array", p.ErrorCode, p.AbortedTransactions)
+	}
+	if p := fetch(1, 5); p.ErrorCode == 0 || p.AbortedTransactions != nil {
+		t.Fatalf("read_committed of a partition that does not exist: error %d, aborted transactions %#v, want an error and null", p.ErrorCode, p.AbortedTransactions)
+	}
+}

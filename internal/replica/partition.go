@@ -123,12 +123,27 @@ func (pt *Partition) Producers() ([]storage.ProducerInfo, error) { return pt.log
 // leader's append is then the commit, so nothing waits for followers.
 // Operations waiting on the partition are told of the new records.
 func (pt *Partition) AppendAsLeader(batch []byte, now time.Time, acks int16, minInsync int) (storage.AppendResult, error) {
+	return pt.AppendVerifiedAsLeader(batch, now, acks, minInsync, storage.NoGuard)
+}
+
+// StartTxnVerification is the verification guard (KIP-890) a transactional
+// batch of producer pid at epoch takes before the coordinator is asked
+// about it; storage.NoGuard when the producer's transaction is already
+// open here at that epoch and no question is needed.
+func (pt *Partition) StartTxnVerification(pid int64, epoch int16) storage.VerificationGuard {
+	return pt.log.StartVerification(pid, epoch)
+}
+
+// AppendVerifiedAsLeader is AppendAsLeader for a batch verified with
+// guard: refused (INVALID_TXN_STATE) if a marker for its producer was
+// written since, which would otherwise leave a transaction open here.
+func (pt *Partition) AppendVerifiedAsLeader(batch []byte, now time.Time, acks int16, minInsync int, guard storage.VerificationGuard) (storage.AppendResult, error) {
 	if acks == -1 {
 		if err := pt.CheckInSync(minInsync, pt.Topic, pt.Key.Partition); err != nil {
 			return storage.AppendResult{}, err
 		}
 	}
-	res, err := pt.log.Append(batch, now)
+	res, err := pt.log.AppendVerified(batch, now, guard)
 	if err == nil && !res.Duplicate {
 		if pt.leader != nil {
 			pt.leader.onAppend()

@@ -46,9 +46,10 @@ func CheckAcks(acks int16) error {
 // Append appends records to pt as its leader, waiting as acks says
 // (Partition.AppendAsLeader, with the topic's min.insync.replicas). An
 // idempotent producer's retried batch is answered with its original
-// offsets and is not counted again.
-func (p *Producer) Append(snap *meta.Snapshot, pt Partition, acks int16, records []byte, now time.Time) (storage.AppendResult, error) {
-	res, err := pt.AppendAsLeader(records, now, acks, p.partitions.MinInsyncReplicas(snap, pt.Topic))
+// offsets and is not counted again. guard is the batch's verification
+// guard (Partition.StartTxnVerification), storage.NoGuard for none.
+func (p *Producer) Append(snap *meta.Snapshot, pt Partition, acks int16, records []byte, now time.Time, guard storage.VerificationGuard) (storage.AppendResult, error) {
+	res, err := pt.AppendVerifiedAsLeader(records, now, acks, p.partitions.MinInsyncReplicas(snap, pt.Topic), guard)
 	if err != nil {
 		return res, err
 	}

@@ -9,6 +9,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"kbroker/internal/record"
+	"kbroker/internal/storage"
 )
 
 // Acks other than -1, 0 and 1 are refused; appended bytes are counted
@@ -40,7 +41,7 @@ func TestProducerChecksAcksAndCountsBytesIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := producer.Append(store.Snapshot(), pt, 1, batch, time.Now())
+	res, err := producer.Append(store.Snapshot(), pt, 1, batch, time.Now(), storage.NoGuard)
 	if err != nil || res.BaseOffset != 0 {
 		t.Fatalf("append: %+v, %v", res, err)
 	}

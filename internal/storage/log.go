@@ -518,7 +518,11 @@ func (l *Log) Dir() string { return l.dir }
 // timestamp/attributes and CRC as Kafka does), checks idempotent-producer sequence,
 // and writes it. now is the broker clock.
 func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
-	return l.append(batch, now, false)
+	return l.append(batch, now, false, NoGuard)
+}
+
+func (l *Log) appendGuarded(batch []byte, now time.Time, guard VerificationGuard) (AppendResult, error) {
+	return l.append(batch, now, false, guard)
 }
 
 // AppendAsCoordinator appends a batch a coordinator of this broker built,
@@ -530,10 +534,10 @@ func (l *Log) Append(batch []byte, now time.Time) (AppendResult, error) {
 // starts or continues the producer's transaction in this partition, which
 // its marker (AppendTxnMarker) ends.
 func (l *Log) AppendAsCoordinator(batch []byte, now time.Time) (AppendResult, error) {
-	return l.append(batch, now, true)
+	return l.append(batch, now, true, NoGuard)
 }
 
-func (l *Log) append(batch []byte, now time.Time, coordinator bool) (AppendResult, error) {
+func (l *Log) append(batch []byte, now time.Time, coordinator bool, guard VerificationGuard) (AppendResult, error) {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	if l.isClosed() {
@@ -563,6 +567,9 @@ func (l *Log) append(batch []byte, now time.Time, coordinator bool) (AppendResul
 			return res, nil
 		}
 		if err := l.ps.check(h.ProducerID, h.ProducerEpoch, h.BaseSequence, next, h.IsTransactional()); err != nil {
+			return AppendResult{}, err
+		}
+		if err := l.ps.checkGuard(h.ProducerID, h.ProducerEpoch, h.IsTransactional(), guard); err != nil {
 			return AppendResult{}, err
 		}
 	}
@@ -779,8 +786,12 @@ func (l *Log) HighWatermark() int64 { return l.hw.Load() }
 // LastStableOffset is the end of what read_committed consumers may read:
 // the first offset of the earliest transaction still open (or whose marker
 // the high watermark has not passed yet), else the high watermark (Kafka's
-// UnifiedLog.lastStableOffset).
-func (l *Log) LastStableOffset() int64 { return min(l.firstUnstable.Load(), l.hw.Load()) }
+// UnifiedLog.lastStableOffset). A transaction whose first segment
+// retention deleted counts from the log start, as Kafka clamps its first
+// unstable offset, so the LSO never falls below what can be fetched.
+func (l *Log) LastStableOffset() int64 {
+	return min(max(l.firstUnstable.Load(), l.logStart.Load()), l.hw.Load())
+}
 
 // Producers describes the producers with state in the log (DescribeProducers).
 func (l *Log) Producers() ([]ProducerInfo, error) {

@@ -83,10 +83,17 @@ type producerState struct {
 	// unreplicated are completed transactions whose marker is at or past the
 	// high watermark, oldest first.
 	unreplicated []completedTxn
+	// guards are the verification guards handed out and not yet used
+	// (StartVerification), by producer; a marker or the start of the
+	// producer's transaction removes its guard. They live in memory only:
+	// after a restart a produce verifies again.
+	guards   map[int64]VerificationGuard
+	guardSeq uint64
 }
 
 func newProducerState() *producerState {
-	return &producerState{producers: make(map[int64]*producerEntry), ongoing: make(map[int64]int64)}
+	return &producerState{producers: make(map[int64]*producerEntry), ongoing: make(map[int64]int64),
+		guards: make(map[int64]VerificationGuard)}
 }
 
 // firstUnstableOffset is the first offset of the earliest transaction not
@@ -230,6 +237,7 @@ func (ps *producerState) update(pid int64, epoch int16, m batchMeta, transaction
 	e.batches = append(e.batches, m)
 	e.lastTimestamp = m.maxTimestamp
 	if transactional && e.txnFirst < 0 {
+		delete(ps.guards, pid) // verified: the transaction is open here now
 		e.txnFirst = m.firstOffset
 		ps.ongoing[pid] = m.firstOffset
 		ps.txnsChanged = true
@@ -274,6 +282,9 @@ func (ps *producerState) endTxn(pid int64, epoch int16, mk record.Marker, offset
 		e.batches = e.batches[:0]
 	}
 	e.coordinatorEpoch, e.markerOffset, e.lastTimestamp = mk.CoordinatorEpoch, offset, timestamp
+	// A verification made before this marker is for the transaction it
+	// ends: an append carrying it must not open a new one.
+	delete(ps.guards, pid)
 	if e.txnFirst < 0 {
 		return completedTxn{}, false
 	}

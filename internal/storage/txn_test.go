@@ -720,3 +720,24 @@ func TestReadCommittedBesideAppendsAndMarkers(t *testing.T) {
 		}
 	}
 }
+
+// Retention may delete the segment an open transaction began in (the log
+// start does not wait for the LSO, as in Kafka); the last stable offset is
+// then the log start, never below it, as UnifiedLog clamps the first
+// unstable offset: a read_committed consumer is never told to stop below
+// the first offset it can fetch.
+func TestLastStableOffsetNeverBelowLogStart(t *testing.T) {
+	cfg := smallConfig()
+	cfg.RetentionBytes = 2 * cfg.SegmentBytes
+	l, _ := openTestLog(t, cfg)
+	mustAppend(t, l, txnBatch(1, 0, 0, 2, "a")) // 0-1: a transaction left open
+	for seq := int32(0); l.Size() < 4*cfg.SegmentBytes; seq++ {
+		mustAppend(t, l, idem(2, 0, seq, 1))
+	}
+	if n, err := l.EnforceRetention(testNow); err != nil || n == 0 || l.LogStartOffset() <= 1 {
+		t.Fatalf("retention deleted %d segments (%v), log start %d: the test needs the open transaction's first segment gone", n, err, l.LogStartOffset())
+	}
+	if got, start := l.LastStableOffset(), l.LogStartOffset(); got != start {
+		t.Fatalf("LSO %d with the open transaction's start (0) deleted, want the log start %d", got, start)
+	}
+}

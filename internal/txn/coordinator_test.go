@@ -22,6 +22,8 @@ func TestStateTransitionsAreKafkas(t *testing.T) {
 		{Empty, Ongoing}, {Ongoing, Ongoing}, {CompleteCommit, Ongoing}, {CompleteAbort, Ongoing},
 		{Ongoing, PrepareCommit},
 		{Ongoing, PrepareAbort}, {PrepareEpochFence, PrepareAbort},
+		// Kafka 4.0 (TV2): an abort with no transaction open.
+		{Empty, PrepareAbort}, {CompleteCommit, PrepareAbort}, {CompleteAbort, PrepareAbort},
 		{PrepareCommit, CompleteCommit},
 		{PrepareAbort, CompleteAbort},
 		{Empty, Dead}, {CompleteCommit, Dead}, {CompleteAbort, Dead},
@@ -174,7 +176,7 @@ func TestTransitionsWaitForTheMarkers(t *testing.T) {
 	if got := h.init("a", -1, -1); got.Err != kerr.ConcurrentTransactions {
 		t.Fatalf("InitProducerId: %v", got.Err)
 	}
-	if err := h.c.VerifyPartition(h.ctx(), "a", r.ProducerID, r.Epoch, "t", 0); err != kerr.ConcurrentTransactions {
+	if err := h.c.VerifyPartition(h.ctx(), "a", r.ProducerID, r.Epoch, "t", 0, false); err != kerr.ConcurrentTransactions {
 		t.Fatalf("verification: %v", err)
 	}
 	release()
@@ -328,20 +330,20 @@ func TestVerifyPartition(t *testing.T) {
 	h := newHarness(t)
 	r := h.mustInit("a")
 	ctx := h.ctx()
-	if err := h.c.VerifyPartition(ctx, "a", r.ProducerID, r.Epoch, "t", 0); err != kerr.InvalidTxnState {
+	if err := h.c.VerifyPartition(ctx, "a", r.ProducerID, r.Epoch, "t", 0, false); err != kerr.InvalidTxnState {
 		t.Fatalf("no transaction: %v", err)
 	}
 	is(t, "AddPartitions", h.add("a", r, t0), nil)
-	if err := h.c.VerifyPartition(ctx, "a", r.ProducerID, r.Epoch, "t", 0); err != nil {
+	if err := h.c.VerifyPartition(ctx, "a", r.ProducerID, r.Epoch, "t", 0, false); err != nil {
 		t.Fatalf("added partition: %v", err)
 	}
-	if err := h.c.VerifyPartition(ctx, "a", r.ProducerID, r.Epoch, "t", 1); err != kerr.InvalidTxnState {
+	if err := h.c.VerifyPartition(ctx, "a", r.ProducerID, r.Epoch, "t", 1, false); err != kerr.InvalidTxnState {
 		t.Fatalf("partition not added: %v", err)
 	}
-	if err := h.c.VerifyPartition(ctx, "a", r.ProducerID, r.Epoch-1, "t", 0); err != kerr.InvalidProducerEpoch {
+	if err := h.c.VerifyPartition(ctx, "a", r.ProducerID, r.Epoch-1, "t", 0, false); err != kerr.InvalidProducerEpoch {
 		t.Fatalf("old epoch: %v", err)
 	}
-	if err := h.c.VerifyPartition(ctx, "a", r.ProducerID+1, r.Epoch, "t", 0); err != kerr.InvalidTxnState {
+	if err := h.c.VerifyPartition(ctx, "a", r.ProducerID+1, r.Epoch, "t", 0, false); err != kerr.InvalidTxnState {
 		t.Fatalf("another producer: %v", err)
 	}
 }
@@ -388,7 +390,7 @@ func TestListAndDescribeFilters(t *testing.T) {
 func TestExhaustedEpochRotatesTheProducerID(t *testing.T) {
 	h := newHarness(t)
 	r := h.mustInit("a")
-	worn := txnMeta{id: "a", producerID: r.ProducerID, prevProducerID: -1, epoch: 1<<15 - 2, timeout: time.Minute,
+	worn := txnMeta{id: "a", producerID: r.ProducerID, prevProducerID: -1, nextProducerID: -1, epoch: 1<<15 - 2, timeout: time.Minute,
 		state: CompleteCommit, partitions: map[TopicPartition]struct{}{}, lastUpdate: h.clock.Now()}
 	done := make(chan error, 1)
 	if err := h.c.rt.Shard(0).Do(func() { done <- h.c.rt.Shard(0).Write([]coordinator.Record{txnRecord(&worn)}) }); err != nil {

@@ -214,7 +214,7 @@ func (h *harness) add(id string, r InitResult, tps ...TopicPartition) *kerr.Erro
 }
 
 func (h *harness) end(id string, r InitResult, commit bool) *kerr.Error {
-	return h.c.EndTxn(h.ctx(), id, r.ProducerID, r.Epoch, commit)
+	return h.c.EndTxn(h.ctx(), id, r.ProducerID, r.Epoch, commit, TV1).Err
 }
 
 func (h *harness) describe(id string) Described { return h.c.Describe(h.ctx(), id) }

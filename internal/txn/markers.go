@@ -95,6 +95,13 @@ func (s *shard) finishCompletion(m *txnMeta, commit bool, gone []TopicPartition)
 		next.state = CompleteCommit
 	}
 	next.partitions, next.start, next.lastUpdate = map[TopicPartition]struct{}{}, time.Time{}, s.now()
+	if m.clientTV >= TV2 && m.nextProducerID >= 0 {
+		// The epoch ran out: the markers were written at the last epoch
+		// of the old producer id, and the producer goes on with the new
+		// one (Kafka's prepareComplete).
+		next.prevProducerID, next.producerID, next.epoch, next.lastEpoch = m.producerID, m.nextProducerID, 0, m.epoch
+		next.nextProducerID = -1
+	}
 	if e := s.transition(m, next); e != nil {
 		s.rt.Logger().Warn("could not record a transaction's completion; retrying", "transactional_id", m.id, "err", e.Message)
 		s.rt.After(markerRetryBackoff, func() { s.finishCompletion(m, commit, nil) })
@@ -156,6 +163,13 @@ func (s *shard) fenceAndAbort(m *txnMeta) {
 		next.epoch = m.epoch + 1
 	}
 	next.lastEpoch, next.state, next.lastUpdate = noEpoch, PrepareAbort, s.now()
+	if m.clientTV >= TV2 && next.epoch < 1<<15-1 {
+		// Under TV2 the abort bumps the epoch once more, as every Prepare*
+		// does (Kafka's endTransaction after prepareFenceProducerEpoch): the
+		// fenced producer's EndTxn, one epoch behind the fence, would
+		// otherwise pass for a retry of this abort.
+		next.lastEpoch, next.epoch = next.epoch, next.epoch+1
+	}
 	if e := s.transition(m, next); e != nil {
 		// Kafka remembers the failed fence so that the retry does not bump
 		// the epoch a second time.

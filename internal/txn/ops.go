@@ -70,7 +70,7 @@ func (s *shard) initProducerID(id string, timeout time.Duration, expectedPID int
 		}
 		pid := newPID
 		newPID = -1
-		m = &txnMeta{id: id, producerID: pid, prevProducerID: -1, epoch: noEpoch, lastEpoch: noEpoch,
+		m = &txnMeta{id: id, producerID: pid, prevProducerID: -1, nextProducerID: -1, epoch: noEpoch, lastEpoch: noEpoch,
 			timeout: timeout, state: Empty, partitions: map[TopicPartition]struct{}{}, lastUpdate: s.now()}
 		s.txns[id] = m // as Kafka caches it: a failed write leaves an id at no epoch
 	}
@@ -118,6 +118,9 @@ func (s *shard) initProducerID(id string, timeout time.Duration, expectedPID int
 	next.timeout, next.state, next.start, next.lastUpdate = timeout, Empty, time.Time{}, s.now()
 	next.partitions = map[TopicPartition]struct{}{}
 	next.hasFailedEpochFence = false
+	// Kafka's InitProducerId writes its record at TV0: the producer's
+	// next EndTxn says which version its transaction runs.
+	next.nextProducerID, next.clientTV = -1, TV1
 	if e := s.transition(m, next); e != nil {
 		return fail(e)
 	}
@@ -151,8 +154,15 @@ func (s *shard) checkProducer(id string, pid int64, epoch int16) (*txnMeta, *ker
 // answers that, and clients back off for 20 ms or more, which a
 // transaction of a few milliseconds pays at almost every commit.
 func (c *Coordinator) AddPartitions(ctx context.Context, id string, pid int64, epoch int16, partitions []TopicPartition) *kerr.Error {
+	return c.AddPartitionsAt(ctx, id, pid, epoch, partitions, TV1)
+}
+
+// AddPartitionsAt is AddPartitions by a request of transaction version tv:
+// TV2 for the implicit adds of KIP-890 part 2 (AddPartitionsToTxn v5
+// without VerifyOnly, which a partition leader sends for Produce v12+).
+func (c *Coordinator) AddPartitionsAt(ctx context.Context, id string, pid int64, epoch int16, partitions []TopicPartition, tv int16) *kerr.Error {
 	e, errc := call(ctx, c, id, func(s *shard, done func(*kerr.Error)) {
-		s.whenSettled(id, func() { done(s.addPartitions(id, pid, epoch, partitions)) })
+		s.whenSettled(id, func() { done(s.addPartitions(id, pid, epoch, partitions, tv)) })
 	})
 	if errc != nil {
 		return errc
@@ -160,7 +170,7 @@ func (c *Coordinator) AddPartitions(ctx context.Context, id string, pid int64, e
 	return e
 }
 
-func (s *shard) addPartitions(id string, pid int64, epoch int16, partitions []TopicPartition) *kerr.Error {
+func (s *shard) addPartitions(id string, pid int64, epoch int16, partitions []TopicPartition, tv int16) *kerr.Error {
 	m, e := s.checkProducer(id, pid, epoch)
 	if e != nil {
 		return e
@@ -190,7 +200,7 @@ func (s *shard) addPartitions(id string, pid int64, epoch int16, partitions []To
 	if m.state != Ongoing {
 		next.state, next.start = Ongoing, s.now()
 	}
-	next.lastUpdate = s.now()
+	next.lastUpdate, next.clientTV = s.now(), tv
 	return s.transition(m, next)
 }
 
@@ -223,16 +233,26 @@ func (c *Coordinator) Verify(ctx context.Context, id string, pid int64, epoch in
 	return a.top, a.parts
 }
 
-// VerifyPartition is the Produce path's hook for KIP-890 part 1: nil if
-// topic/partition is in the ongoing transaction of id at producer id and
-// epoch, else the error the produce gets: INVALID_PRODUCER_EPOCH for
-// another epoch, INVALID_TXN_STATE for a partition not added or a
-// producer that is not the id's, CONCURRENT_TRANSACTIONS (retriable: the
-// produce path should answer the producer a retriable code) while the
-// previous transaction completes, and the coordinator's lookup errors
-// (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, ...).
-func (c *Coordinator) VerifyPartition(ctx context.Context, id string, pid int64, epoch int16, topic string, partition int32) error {
-	top, parts := c.Verify(ctx, id, pid, epoch, []TopicPartition{{topic, partition}})
+// VerifyPartition is the Produce and TxnOffsetCommit paths' hook for
+// KIP-890: nil if topic/partition is in the ongoing transaction of id at
+// producer id and epoch, else the error the write gets:
+// INVALID_PRODUCER_EPOCH for another epoch, INVALID_TXN_STATE for a
+// partition not added or a producer that is not the id's,
+// CONCURRENT_TRANSACTIONS (retriable) while the previous transaction
+// completes, and the coordinator's lookup errors (NOT_COORDINATOR,
+// COORDINATOR_LOAD_IN_PROGRESS, ...). With add (TV2: Produce v12+,
+// TxnOffsetCommit v5+) the partition is added to the transaction instead
+// of checked, opening it if none is, as Kafka's produce path does with
+// AddPartitionsToTxn VerifyOnly=false.
+func (c *Coordinator) VerifyPartition(ctx context.Context, id string, pid int64, epoch int16, topic string, partition int32, add bool) error {
+	var top *kerr.Error
+	var parts []*kerr.Error
+	if add {
+		top = c.AddPartitionsAt(ctx, id, pid, epoch, []TopicPartition{{topic, partition}}, TV2)
+		parts = []*kerr.Error{nil}
+	} else {
+		top, parts = c.Verify(ctx, id, pid, epoch, []TopicPartition{{topic, partition}})
+	}
 	switch top {
 	case nil:
 		if parts[0] != nil {
@@ -247,67 +267,145 @@ func (c *Coordinator) VerifyPartition(ctx context.Context, id string, pid int64,
 	return top
 }
 
-// EndTxn ends id's transaction (Kafka's handleEndTransaction, TV1): from
+// EndResult is EndTxn's answer: on success the producer id and epoch the
+// producer goes on with (under TV2 the bumped epoch, or a new producer id
+// at epoch 0 once the epoch ran out; under TV1 the request's own).
+type EndResult struct {
+	ProducerID int64
+	Epoch      int16
+	Err        *kerr.Error
+}
+
+// EndTxn ends id's transaction (Kafka's handleEndTransaction): from
 // Ongoing, PrepareCommit or PrepareAbort is written and answered; the
 // markers then go to every partition of the transaction and
 // CompleteCommit or CompleteAbort follows. A retry after completion is
 // answered as the first was; one while the markers are in flight gets
 // CONCURRENT_TRANSACTIONS; the other outcome, or no transaction open, is
-// INVALID_TXN_STATE.
-func (c *Coordinator) EndTxn(ctx context.Context, id string, pid int64, epoch int16, commit bool) *kerr.Error {
-	e, errc := call(ctx, c, id, func(s *shard, done func(*kerr.Error)) {
-		done(s.endTxn(id, pid, epoch, commit))
-	})
-	if errc != nil {
-		return errc
+// INVALID_TXN_STATE. tv is the request's transaction version (TV2 for
+// EndTxn v5+): under TV2 Prepare* bumps the epoch (the markers carry the
+// bumped one), a retry is recognised by being one epoch behind (or, after
+// an epoch overflow, by naming the previous producer id at the last
+// epoch), and aborting with no transaction open is allowed (it bumps the
+// epoch too).
+func (c *Coordinator) EndTxn(ctx context.Context, id string, pid int64, epoch int16, commit bool, tv int16) EndResult {
+	newPID := int64(-1)
+	for {
+		res, errc := call(ctx, c, id, func(s *shard, done func(EndResult)) {
+			done(s.endTxn(id, pid, epoch, commit, tv, newPID))
+		})
+		switch {
+		case errc != nil:
+			return EndResult{ProducerID: -1, Epoch: -1, Err: errc}
+		case res.Err != errNeedProducerID:
+			return res
+		case newPID >= 0:
+			return EndResult{ProducerID: -1, Epoch: -1, Err: kerr.CoordinatorNotAvailable}
+		}
+		next, err := c.ids.Next(ctx)
+		if err != nil {
+			return EndResult{ProducerID: -1, Epoch: -1, Err: kerr.CoordinatorNotAvailable}
+		}
+		newPID = next
 	}
-	return e
 }
 
-func (s *shard) endTxn(id string, pid int64, epoch int16, commit bool) *kerr.Error {
+func (s *shard) endTxn(id string, pid int64, epoch int16, commit bool, tv int16, newPID int64) EndResult {
+	fail := func(e *kerr.Error) EndResult { return EndResult{ProducerID: -1, Epoch: -1, Err: e} }
 	m := s.txns[id]
-	switch {
-	case m == nil || m.producerID != pid:
-		return kerr.InvalidProducerIDMapping
-	case m.epoch != epoch:
-		return kerr.ProducerFenced
-	case m.pendingCompletion:
-		if (m.state == PrepareCommit) == commit {
-			return kerr.ConcurrentTransactions
-		}
-		return kerr.InvalidTxnState
+	if m == nil {
+		return fail(kerr.InvalidProducerIDMapping)
 	}
+	// Under TV2 a Prepare* or Complete* one epoch ahead of the request is
+	// the result of that very request, retried; so is, after an overflow,
+	// the new producer id at epoch 0 for the previous one at the last
+	// epoch a client may have (Kafka's retryOnEpochBump, retryOnOverflow).
+	storedTV2 := m.clientTV >= TV2
+	retryOnBump := storedTV2 && m.producerID == pid && int32(m.epoch) == int32(epoch)+1
+	retryOnOverflow := storedTV2 && m.prevProducerID == pid && epoch == 1<<15-2 && m.epoch == 0 && m.producerID != pid
+	retry := false
+	switch m.state {
+	case PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort:
+		retry = retryOnBump || (retryOnOverflow && (m.state == CompleteCommit || m.state == CompleteAbort))
+	}
+	switch {
+	case m.producerID != pid && !retry:
+		return fail(kerr.InvalidProducerIDMapping)
+	case m.epoch != epoch && !retry:
+		return fail(kerr.ProducerFenced)
+	case m.pendingCompletion:
+		// Under TV2 a request at the bumped epoch is for the next
+		// transaction (a client that ends at once, e.g. aborting after a
+		// TxnOffsetCommit that was told to wait): it waits too.
+		if (m.state == PrepareCommit) == commit || (storedTV2 && !retry) {
+			return fail(kerr.ConcurrentTransactions)
+		}
+		return fail(kerr.InvalidTxnState)
+	}
+	ok := func() EndResult { return EndResult{ProducerID: m.producerID, Epoch: m.epoch} }
 	switch m.state {
 	case Ongoing:
-		next := copyMeta(m)
-		next.state, next.lastUpdate = PrepareAbort, s.now()
-		if commit {
-			next.state = PrepareCommit
+		return s.prepareEnd(m, commit, tv, newPID)
+	case CompleteCommit, CompleteAbort:
+		if retry {
+			if (m.state == CompleteCommit) == commit {
+				return ok()
+			}
+			return fail(kerr.InvalidTxnState)
 		}
-		if e := s.transition(m, next); e != nil {
-			return e
+		if tv >= TV2 && !commit {
+			return s.prepareEnd(m, false, tv, newPID) // an empty abort
 		}
-		s.completeAsync(m)
-		return nil
-	case CompleteCommit:
-		return okIf(commit)
-	case CompleteAbort:
-		return okIf(!commit)
+		if !storedTV2 && (m.state == CompleteCommit) == commit {
+			return ok() // TV1: the same epoch again is a retry
+		}
+	case Empty:
+		if tv >= TV2 && !commit {
+			return s.prepareEnd(m, false, tv, newPID)
+		}
 	case PrepareCommit:
 		if commit {
-			return kerr.ConcurrentTransactions
+			return fail(kerr.ConcurrentTransactions)
 		}
 	case PrepareAbort:
 		if !commit {
-			return kerr.ConcurrentTransactions
+			return fail(kerr.ConcurrentTransactions)
 		}
 	}
-	return kerr.InvalidTxnState
+	return fail(kerr.InvalidTxnState)
 }
 
-func okIf(same bool) *kerr.Error {
-	if same {
-		return nil
+// prepareEnd writes PrepareCommit or PrepareAbort for m and starts the
+// markers. Under TV2 the epoch is bumped first; if the current epoch is
+// exhausted the transaction also takes a new producer id (newPID, asked
+// for with errNeedProducerID), which becomes current at Complete*.
+func (s *shard) prepareEnd(m *txnMeta, commit bool, tv int16, newPID int64) EndResult {
+	next := copyMeta(m)
+	next.state, next.lastUpdate, next.clientTV = PrepareAbort, s.now(), tv
+	if commit {
+		next.state = PrepareCommit
 	}
-	return kerr.InvalidTxnState
+	next.nextProducerID = -1
+	if tv >= TV2 {
+		if epochExhausted(m.epoch) {
+			if newPID < 0 {
+				return EndResult{ProducerID: -1, Epoch: -1, Err: errNeedProducerID}
+			}
+			next.nextProducerID = newPID
+		}
+		next.epoch, next.lastEpoch = m.epoch+1, m.epoch
+	}
+	if m.state != Ongoing {
+		// An empty abort: a transaction with no partitions, begun now.
+		next.partitions, next.start = map[TopicPartition]struct{}{}, s.now()
+	}
+	if e := s.transition(m, next); e != nil {
+		return EndResult{ProducerID: -1, Epoch: -1, Err: e}
+	}
+	s.completeAsync(m)
+	if m.nextProducerID >= 0 {
+		// What Complete* will hold: the producer goes on with the new id.
+		return EndResult{ProducerID: m.nextProducerID, Epoch: 0}
+	}
+	return EndResult{ProducerID: m.producerID, Epoch: m.epoch}
 }

@@ -37,7 +37,10 @@ func txnRecord(m *txnMeta) coordinator.Record {
 	if !m.start.IsZero() {
 		v.StartTimestamp = m.start.UnixMilli()
 	}
-	v.PreviousProducerID, v.NextProducerID = m.prevProducerID, -1
+	v.PreviousProducerID, v.NextProducerID = m.prevProducerID, m.nextProducerID
+	// A transaction's version is kept (tagged field 2) so that a coordinator
+	// loading it after a restart applies the same TV2 retry rules.
+	v.ClientTransactionVersion = m.clientTV
 	return coordinator.Record{Key: txnKey(m.id), Value: v.AppendTo(nil)}
 }
 
@@ -65,13 +68,14 @@ func (s *shard) replay(r coordinator.Record) error {
 	}
 	m := &txnMeta{
 		id: k.TransactionalID, producerID: v.ProducerID, prevProducerID: v.PreviousProducerID,
-		epoch: v.ProducerEpoch, lastEpoch: noEpoch,
-		timeout: time.Duration(v.TimeoutMillis) * time.Millisecond,
-		state:   State(v.State), partitions: map[TopicPartition]struct{}{},
+		epoch: v.ProducerEpoch, lastEpoch: noEpoch, nextProducerID: v.NextProducerID,
+		clientTV: v.ClientTransactionVersion,
+		timeout:  time.Duration(v.TimeoutMillis) * time.Millisecond,
+		state:    State(v.State), partitions: map[TopicPartition]struct{}{},
 		lastUpdate: time.UnixMilli(v.LastUpdateTimestamp),
 	}
 	if v.Version == 0 {
-		m.prevProducerID = -1
+		m.prevProducerID, m.nextProducerID, m.clientTV = -1, -1, TV1
 	}
 	if v.StartTimestamp >= 0 {
 		m.start = time.UnixMilli(v.StartTimestamp)
@@ -85,6 +89,27 @@ func (s *shard) replay(r coordinator.Record) error {
 		delete(s.txns, m.id)
 		return nil
 	}
+	m.lastEpoch = lastEpochAtLoad(m)
 	s.txns[m.id] = m
 	return nil
+}
+
+// lastEpochAtLoad is the epoch before the last bump of a transaction read
+// back. The record does not hold it (nor does Kafka's, which loads it as
+// none), but a TV2 Prepare* or Complete* was written by a bump of exactly
+// one: EndTxn's from the producer's epoch, or the second bump of a fence,
+// whose epoch no producer holds. Knowing it keeps a producer that lost
+// the answer to its EndTxn in a kill -9 from being fenced when it
+// recovers with InitProducerId at the epoch it had (KIP-360), as it is
+// when the coordinator did not restart. Any other state (Empty after an
+// InitProducerId, which a new producer may have written) keeps none, so
+// a zombie is never taken for a retry.
+func lastEpochAtLoad(m *txnMeta) int16 {
+	switch m.state {
+	case PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort:
+		if m.clientTV >= TV2 && m.epoch > 0 {
+			return m.epoch - 1
+		}
+	}
+	return noEpoch
 }

@@ -61,10 +61,12 @@ func StateNamed(name string) (State, bool) {
 // validPrevious is Kafka's TransactionState.validPreviousStates: the states
 // a transition into each state may start from.
 var validPrevious = map[State][]State{
-	Empty:             {Empty, CompleteCommit, CompleteAbort},
-	Ongoing:           {Ongoing, Empty, CompleteCommit, CompleteAbort},
-	PrepareCommit:     {Ongoing},
-	PrepareAbort:      {Ongoing, PrepareEpochFence},
+	Empty:         {Empty, CompleteCommit, CompleteAbort},
+	Ongoing:       {Ongoing, Empty, CompleteCommit, CompleteAbort},
+	PrepareCommit: {Ongoing},
+	// Empty and Complete* lead to PrepareAbort under TV2, where aborting a
+	// transaction with nothing in it is allowed and bumps the epoch.
+	PrepareAbort:      {Ongoing, PrepareEpochFence, Empty, CompleteCommit, CompleteAbort},
 	CompleteCommit:    {PrepareCommit},
 	CompleteAbort:     {PrepareAbort},
 	Dead:              {Empty, CompleteAbort, CompleteCommit},
@@ -83,6 +85,19 @@ const noEpoch int16 = -1
 // coordinator's own fencing bump).
 func epochExhausted(e int16) bool { return e >= 1<<15-2 }
 
+// Transaction versions (the `transaction.version` feature, KIP-890): what
+// the client's requests say, recorded per transaction as Kafka's
+// clientTransactionVersion.
+const (
+	// TV1 covers TV0 and TV1: the epoch moves only at InitProducerId and
+	// fencing, partitions are added by AddPartitionsToTxn and
+	// AddOffsetsToTxn. Kafka records both as 0 in `__transaction_state`.
+	TV1 int16 = 0
+	// TV2 is KIP-890 part 2: every EndTxn bumps the epoch, Produce v12+ and
+	// TxnOffsetCommit v5+ add their partition implicitly.
+	TV2 int16 = 2
+)
+
 // TopicPartition names a partition of a transaction.
 type TopicPartition struct {
 	Topic     string
@@ -91,11 +106,18 @@ type TopicPartition struct {
 
 // txnMeta is one transactional id's metadata: Kafka's TransactionMetadata.
 type txnMeta struct {
-	id                  string
-	producerID          int64
-	prevProducerID      int64
-	epoch               int16
-	lastEpoch           int16 // the epoch before the last bump, for KIP-360 retries
+	id             string
+	producerID     int64
+	prevProducerID int64
+	epoch          int16
+	lastEpoch      int16 // the epoch before the last bump, for KIP-360 retries
+	// nextProducerID is the producer id a TV2 transaction whose epoch ran
+	// out continues with once its markers are written; -1 otherwise.
+	nextProducerID int64
+	// clientTV is the transaction version of the request that made the
+	// last transition (TV1 or TV2): a TV2 Prepare*/Complete* tells a
+	// retried EndTxn (one epoch behind) from a fenced one.
+	clientTV            int16
 	timeout             time.Duration
 	state               State
 	partitions          map[TopicPartition]struct{}
