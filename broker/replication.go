@@ -36,6 +36,8 @@ func (b *Broker) startReplication(parts *replica.Partitions) {
 		MaxBytes:          int32(num("replica.fetch.response.max.bytes")),
 		Backoff:           time.Duration(num("replica.fetch.backoff.ms")) * time.Millisecond,
 		LagMax:            time.Duration(num("replica.lag.time.max.ms")) * time.Millisecond,
+
+		HWCheckpointInterval: time.Duration(num("replica.high.watermark.checkpoint.interval.ms")) * time.Millisecond,
 	}
 	// The fetchers share the transaction markers' inter-broker clients:
 	// kgo sends fetches on a connection of their own, so a long-polling

@@ -31,6 +31,10 @@ type FetcherOptions struct {
 	// LagMax is replica.lag.time.max.ms: a follower that has not caught up
 	// for longer leaves the ISR of the partitions this broker leads.
 	LagMax time.Duration
+	// HWCheckpointInterval is replica.high.watermark.checkpoint.interval.ms:
+	// how often the high watermarks are written to each log directory's
+	// replication-offset-checkpoint (hw_checkpoint.go); 0 writes none.
+	HWCheckpointInterval time.Duration
 }
 
 // LeaderClient returns a client of broker id at its inter-broker endpoint.
@@ -48,6 +52,10 @@ type Fetchers struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// checkpoints ends when the final high-watermark checkpoint is
+	// written, after the fetchers stopped appending.
+	stopCheckpoints chan struct{}
+	checkpoints     sync.WaitGroup
 }
 
 // fetcher is the fetcher of one leader broker.
@@ -78,6 +86,10 @@ func (p *Partitions) StartFetchers(dial LeaderClient, opts FetcherOptions) *Fetc
 	f := &Fetchers{p: p, dial: dial, opts: opts, byLeader: map[int32]*fetcher{}}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	f.sync(p.store.Snapshot())
+	f.stopCheckpoints = make(chan struct{})
+	if opts.HWCheckpointInterval > 0 {
+		f.checkpoints.Go(func() { p.RunHWCheckpoints(opts.HWCheckpointInterval, f.stopCheckpoints) })
+	}
 	if opts.LagMax > 0 {
 		f.wg.Go(func() {
 			tick := time.NewTicker(opts.LagMax / 2)
@@ -100,10 +112,13 @@ func (p *Partitions) StartFetchers(dial LeaderClient, opts FetcherOptions) *Fetc
 	return f
 }
 
-// Close stops every fetcher and waits for them.
+// Close stops every fetcher and waits for them, then writes the
+// high-watermark checkpoint a last time.
 func (f *Fetchers) Close() {
 	f.cancel()
 	f.wg.Wait()
+	close(f.stopCheckpoints)
+	f.checkpoints.Wait()
 }
 
 // sync gives each fetcher the partitions this broker follows from its

@@ -36,6 +36,7 @@ type Partitions struct {
 	configs logConfigs // log_configs.go
 
 	repl replicationState // leader.go
+	hw   hwCheckpoints    // hw_checkpoint.go
 }
 
 // New wires logs to store and starts following metadata changes; the open
@@ -45,6 +46,11 @@ func New(b *config.Broker, store *meta.Store, configs *dynconfig.Configs, logs *
 	p := &Partitions{broker: b, store: store, logs: logs, log: log, onDeleted: onDeleted,
 		self: []int32{b.NodeID}, delayed: NewDelayedQueue[Key]()}
 	p.registerLogConfigs(configs)
+	if err := p.loadHWCheckpoints(); err != nil {
+		// Every replicated log then starts from its log start offset:
+		// nothing uncommitted is shown, and followers' fetches move it.
+		log.Error("reading the high-watermark checkpoints", "err", err)
+	}
 	store.OnChange(p.apply)
 	return p
 }
@@ -76,6 +82,7 @@ func (p *Partitions) openLocked(snap *meta.Snapshot, t *meta.Topic, partition in
 	if err != nil {
 		return nil, fmt.Errorf("opening %s-%d: %w", t.Name, partition, err)
 	}
+	p.restoreHighWatermark(snap, t, partition, l)
 	return l, nil
 }
 
@@ -138,6 +145,7 @@ func (p *Partitions) apply(ev meta.Event) {
 				p.log.Error("deleting topic logs", "topic", name, "err", err)
 			}
 			p.mu.Unlock()
+			p.forgetCheckpointed(name)
 			for i := range t.Partitions { // waiting fetches answer at once: the partition is gone
 				p.forget(Key{t.ID, i})
 				p.delayed.Notify(Key{t.ID, i})
