@@ -15,6 +15,7 @@ import (
 	"kbroker/internal/config"
 	"kbroker/internal/controller"
 	"kbroker/internal/meta"
+	"kbroker/internal/metrics"
 	"kbroker/internal/replica"
 )
 
@@ -45,9 +46,20 @@ func (b *Broker) startReplication(parts *replica.Partitions) {
 	b.fetchers = parts.StartFetchers(func(snap *meta.Snapshot, id int32) (*kgo.Client, error) {
 		return b.markerSender.client(snap, id)
 	}, opts)
+	b.watchReplication(parts, b.fetchers)
 	// Every broker runs the elections; only the elected controller's act.
 	ctrl := controller.New(b.cfg, b.store, nil, b.loggers.Logger("kbroker.controller"))
 	b.elections = ctrl.StartElections(func() bool { return b.member != nil && b.member.Controller() == b.cfg.NodeID })
+}
+
+// watchReplication exports the replication metrics, read at scrape time.
+func (b *Broker) watchReplication(parts *replica.Partitions, fetchers *replica.Fetchers) {
+	b.metrics.WatchReplication(func() metrics.ReplicationStats {
+		st := parts.Stats(b.member != nil && b.member.Controller() == b.cfg.NodeID, fetchers)
+		return metrics.ReplicationStats{LeaderCount: st.LeaderCount, UnderReplicated: st.UnderReplicated, UnderMinISR: st.UnderMinISR,
+			AtMinISR: st.AtMinISR, Offline: st.Offline, ISRShrinks: st.ISRShrinks, ISRExpands: st.ISRExpands, MaxLag: st.MaxLag,
+			ReplicationBytesOut: st.ReplicationBytesOut, ReplicationBytesIn: st.ReplicationBytesIn}
+	})
 }
 
 // stopReplication stops the replica fetchers, before the logs they append

@@ -54,7 +54,12 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 	}
 	// A response never exceeds what the consumer's quota allows in one
 	// window, so a small quota throttles rather than starves (KAFKA-9677).
-	maxBytes := min(fetchMaxBytes(req), int32(min(s.Quotas.FetchByteCap(quotaUser(c), r.ClientID), 1<<31-1)))
+	// A follower's fetch is replication, which client quotas do not
+	// govern (Kafka's replication quota is apart, and unset by default).
+	maxBytes := fetchMaxBytes(req)
+	if !fromReplica {
+		maxBytes = min(maxBytes, int32(min(s.Quotas.FetchByteCap(quotaUser(c), r.ClientID), 1<<31-1)))
+	}
 	var resp *kmsg.FetchResponse
 	r.Parked += s.Logs.LongPoll(ctx, time.Duration(req.MaxWaitMillis)*time.Millisecond, func(watch bool) ([]replica.Key, bool) {
 		var read []replica.Key
@@ -63,7 +68,24 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 		return read, done
 	})
 	finishFetchSession(session, r, resp) // only what the session must be told
+	if fromReplica {
+		s.countReplicated(r, resp)
+		return resp, nil
+	}
 	return s.finishFetch(c, r, resp), nil
+}
+
+// countReplicated counts a follower fetch's record bytes as replication
+// (Kafka's ReplicationBytesOutPerSec), not as client bytes out, and
+// charges no quota for them.
+func (s *Server) countReplicated(r *wire.Request, resp *kmsg.FetchResponse) {
+	var n int
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			n += fetchedLen(r, &t, &p)
+		}
+	}
+	s.Logs.CountReplicationBytesOut(n)
 }
 
 // fetchReplicaID is the broker a follower's fetch comes from: replica_id
@@ -147,10 +169,15 @@ func (s *Server) readFetch(c *wire.Conn, r *wire.Request, req *kmsg.FetchRequest
 				if err = s.followerFetchAllowed(c); err == nil {
 					var pt replica.Partition
 					if pt, err = s.resolve(snap, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}); err == nil {
+						// Followers copy from files as consumers do.
+						budget.FromFiles = sendsFiles && r.RecordFiles.Len(rt.Topic, rt.TopicID, rp.Partition) == 0
 						var f replica.Fetched
 						f, err = budget.Follower(&pt, fetchReplicaID(req), rp.CurrentLeaderEpoch, rp.FetchOffset, rp.PartitionMaxBytes)
 						sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = f.HighWatermark, f.LastStableOffset, f.LogStartOffset
 						sp.RecordBatches = f.Records
+						if f.File.Len() > 0 {
+							r.RecordFiles.Add(rt.Topic, rt.TopicID, rp.Partition, f.File)
+						}
 					}
 				}
 			} else if err = s.topicRefAllowed(c, snap, auth.OpRead, partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13}); err == nil {

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -77,6 +78,9 @@ type followed struct {
 	// checked is set once the log has been cut back to where it agrees
 	// with this leader's (truncate); until then nothing is fetched.
 	checked bool
+	// lag is the leader's high watermark in the last answer minus this
+	// log's end then (Stats.MaxLag).
+	lag atomic.Int64
 }
 
 // StartFetchers starts following: now, and again whenever the metadata
@@ -140,7 +144,11 @@ func (f *Fetchers) sync(snap *meta.Snapshot) {
 				continue
 			}
 			key := Key{t.ID, i}
-			f.p.forget(key) // no longer led here
+			if f.p.forget(key) { // no longer led here
+				// acks=all produces waiting on it answer
+				// NOT_LEADER_OR_FOLLOWER now (AwaitCommitted).
+				f.p.delayed.Notify(key)
+			}
 			l.SetReplicated(true)
 			if want[st.Leader] == nil {
 				want[st.Leader] = map[Key]*followed{}
@@ -304,9 +312,11 @@ func (f *Fetchers) fetchOnce(ft *fetcher, parts map[Key]*followed) bool {
 					ok = false
 					continue
 				}
+				f.p.counters.bytesIn.Add(uint64(len(rp.RecordBatches)))
 			}
 			if rp.HighWatermark >= 0 {
 				fp.log.SetHighWatermark(rp.HighWatermark) // clamped to this log's end
+				fp.lag.Store(max(rp.HighWatermark-fp.log.LogEndOffset(), 0))
 			}
 		}
 	}

@@ -37,6 +37,8 @@ type Partitions struct {
 
 	repl replicationState // leader.go
 	hw   hwCheckpoints    // hw_checkpoint.go
+
+	counters replicationCounters // stats.go
 }
 
 // New wires logs to store and starts following metadata changes; the open
@@ -155,4 +157,5 @@ func (p *Partitions) apply(ev meta.Event) {
 			}
 		}
 	}
+	p.dropLostLeaderships(ev)
 }
