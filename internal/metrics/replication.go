@@ -76,7 +76,9 @@ func (c replicationCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	st := (*read)()
 	gauge := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
-	counter := func(d *prometheus.Desc, v uint64) { ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v)) }
+	counter := func(d *prometheus.Desc, v uint64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v))
+	}
 	gauge(leaderCountDesc, float64(st.LeaderCount))
 	gauge(underReplicatedDesc, float64(st.UnderReplicated))
 	gauge(underMinISRDesc, float64(st.UnderMinISR))
