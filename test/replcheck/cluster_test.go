@@ -18,6 +18,7 @@ import (
 	"kbroker/internal/cluster/etcdtest"
 	"kbroker/internal/config"
 	"kbroker/internal/testkit"
+	"kbroker/internal/wire"
 )
 
 // threeBrokers runs an etcd and three in-process brokers on it, each with
@@ -70,7 +71,8 @@ func sum(t *testing.T, brokers []*broker.Broker, series string) float64 {
 // With a fetch quota of 1 KiB/s for every client id, followers still copy
 // 256 KiB of acks=all records at once: a follower's fetch is replication,
 // which client quotas do not throttle (without the exemption every
-// produce timed out). Its bytes count as replication bytes out on the
+// produce timed out). Large follower reads are sent from the segment
+// files. Its bytes count as replication bytes out on the
 // leader and in on the followers, and not as client bytes out. The
 // replication gauges follow a follower's loss: the leader reports the
 // partition under-replicated and at its min ISR, then under it.
@@ -108,6 +110,22 @@ func TestFollowerFetchesSkipClientQuotasAndReplicationMetricsFollowTheISR(t *tes
 		t.Errorf("256 KiB of acks=all took %v: the followers were throttled", d)
 	}
 
+	// 2 MiB produced at once (acks=1) reach the followers in reads large
+	// enough to be sent from the segment files, as consumers' are: no
+	// consumer runs in this process, so what sendfile sent went to them.
+	fromFiles := wire.SentFromFiles()
+	fast := testkit.Client(t, "", kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic("quota"), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	for range 512 {
+		rand.Read(payload)
+		fast.Produce(ctx, &kgo.Record{Value: slices.Clone(payload)}, nil)
+	}
+	if err := fast.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(ctx, 20*time.Second, func() bool { return wire.SentFromFiles()-fromFiles >= 2<<20 }) {
+		t.Errorf("followers were sent %d bytes from files while copying 2 MiB twice, want at least 2 MiB", wire.SentFromFiles()-fromFiles)
+	}
+
 	md, err := adm.Metadata(ctx, "quota")
 	if err != nil {
 		t.Fatal(err)
@@ -120,15 +138,16 @@ func TestFollowerFetchesSkipClientQuotasAndReplicationMetricsFollowTheISR(t *tes
 			followers = append(followers, b)
 		}
 	}
-	if out, _ := metric(t, leader, "kbroker_replication_bytes_out_total"); out < 2*64*4<<10 {
-		t.Errorf("leader's replication bytes out = %v, want at least both followers' 512 KiB", out)
+	var out float64
+	if !waitFor(ctx, 20*time.Second, func() bool { out, _ = metric(t, leader, "kbroker_replication_bytes_out_total"); return out >= 2*576*4<<10 }) {
+		t.Errorf("leader's replication bytes out = %v, want at least both followers' 2.25 MiB", out)
 	}
 	if out, ok := metric(t, leader, `kbroker_topic_bytes_out_total{topic="quota"}`); ok && out > 0 {
 		t.Errorf("client bytes out of the topic = %v with no consumer: follower fetches were counted", out)
 	}
 	for _, f := range followers {
-		if in, _ := metric(t, f, "kbroker_replication_bytes_in_total"); in < 64*4<<10 {
-			t.Errorf("broker %d's replication bytes in = %v, want at least 256 KiB", f.NodeID(), in)
+		if in, _ := metric(t, f, "kbroker_replication_bytes_in_total"); in < 576*4<<10 {
+			t.Errorf("broker %d's replication bytes in = %v, want at least 2.25 MiB", f.NodeID(), in)
 		}
 		if lag, ok := metric(t, f, "kbroker_replica_fetcher_max_lag"); !ok || lag != 0 {
 			t.Errorf("broker %d's max lag = %v (reported %v), want 0 once caught up", f.NodeID(), lag, ok)

@@ -6,7 +6,9 @@
 // nemesis picks a broker at random and kill -9s it (restarting it after a
 // while), pauses it with SIGSTOP for longer than replica.lag.time.max.ms
 // and its etcd session (so it leaves the ISR and loses its leaderships
-// while it still believes in them), or restarts it with SIGTERM.
+// while it still believes in them), restarts it with SIGTERM, or kill -9s
+// two brokers at once (ISRs of one, offline partitions, acks=all refused)
+// and restarts them in either order.
 //
 // Afterwards, once every broker is back in every ISR and the producers
 // have stopped, each replica's log is read from its segment files, and:
@@ -188,25 +190,45 @@ func TestReplCheck(t *testing.T) {
 		time.Sleep(time.Duration(1000+rng.Intn(2000)) * time.Millisecond)
 		n := nodes[rng.Intn(len(nodes))]
 		acked := h.ackedCount()
-		var what string
-		switch rng.Intn(3) {
+		var what, kind string
+		switch rng.Intn(4) {
+		case 3:
+			// Two brokers down at once: the ISRs shrink to one, acks=all
+			// stops (min.insync.replicas 2), partitions whose last ISR
+			// member is down go offline, and the two restarted brokers
+			// (in either order) must elect, truncate and catch up without
+			// losing what was acknowledged.
+			other := nodes[(int(n.id)+rng.Intn(2))%len(nodes)]
+			kind, what = "two kill -9", fmt.Sprintf("kill -9 of broker %d, then", other.id)
+			other.kill(t)
+			time.Sleep(time.Duration(rng.Intn(1500)) * time.Millisecond)
+			n.kill(t)
+			time.Sleep(time.Duration(500+rng.Intn(2000)) * time.Millisecond)
+			first, second := n, other
+			if rng.Intn(2) == 0 {
+				first, second = other, n
+			}
+			first.start(t)
+			time.Sleep(time.Duration(rng.Intn(2000)) * time.Millisecond)
+			second.start(t)
+			what += " kill -9"
 		case 0:
-			what = "kill -9"
+			kind, what = "kill -9", "kill -9"
 			n.kill(t)
 			time.Sleep(time.Duration(500+rng.Intn(2500)) * time.Millisecond)
 			n.start(t)
 		case 1:
 			pause := lagMax + time.Duration(500+rng.Intn(3000))*time.Millisecond
-			what = fmt.Sprintf("SIGSTOP %v", pause.Round(100*time.Millisecond))
+			kind, what = "SIGSTOP", fmt.Sprintf("SIGSTOP %v", pause.Round(100*time.Millisecond))
 			n.signal(t, syscall.SIGSTOP)
 			time.Sleep(pause)
 			n.signal(t, syscall.SIGCONT)
 		default:
-			what = "SIGTERM and restart"
+			kind, what = "SIGTERM", "SIGTERM and restart"
 			n.terminate(t)
 			n.start(t)
 		}
-		kinds[strings.Fields(what)[0]]++
+		kinds[kind]++
 		t.Logf("fault %d: %s of broker %d (%d records acknowledged before it)", k+1, what, n.id, acked)
 	}
 	for _, n := range nodes {
