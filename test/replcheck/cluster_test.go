@@ -139,7 +139,10 @@ func TestFollowerFetchesSkipClientQuotasAndReplicationMetricsFollowTheISR(t *tes
 		}
 	}
 	var out float64
-	if !waitFor(ctx, 20*time.Second, func() bool { out, _ = metric(t, leader, "kbroker_replication_bytes_out_total"); return out >= 2*576*4<<10 }) {
+	if !waitFor(ctx, 20*time.Second, func() bool {
+		out, _ = metric(t, leader, "kbroker_replication_bytes_out_total")
+		return out >= 2*576*4<<10
+	}) {
 		t.Errorf("leader's replication bytes out = %v, want at least both followers' 2.25 MiB", out)
 	}
 	if out, ok := metric(t, leader, `kbroker_topic_bytes_out_total{topic="quota"}`); ok && out > 0 {
