@@ -11,14 +11,18 @@ import (
 // relay is one broker's stable address. testbin starts every run of the
 // binary on fresh ports, while clients (and the other brokers' fetchers)
 // keep the addresses Metadata advertised; so each broker advertises its
-// relay, and the relay forwards each connection to the current run. A
-// killed run's connections are closed, as a dead host's would reset; a
-// stopped (SIGSTOP) run's stay open and silent, as a paused host's do.
+// relay, and the relay forwards each connection to the current run. While
+// the broker is down the relay does not listen, so connections are
+// refused, and a killed run's connections are closed, as a dead host's
+// would be; a stopped (SIGSTOP) run's stay open and silent, as a paused
+// host's do.
 type relay struct {
-	ln net.Listener
+	t       *testing.T
+	address string
 
 	mu     sync.Mutex
-	target string // "" while the broker is down: connections are refused
+	ln     net.Listener // nil while the broker is down
+	target string
 	conns  map[net.Conn]struct{}
 }
 
@@ -28,19 +32,17 @@ func newRelay(t *testing.T) *relay {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &relay{ln: ln, conns: map[net.Conn]struct{}{}}
-	go r.serve()
-	t.Cleanup(func() {
-		ln.Close()
-		r.point("")
-	})
+	ln.Close() // listening starts with the first point
+	r := &relay{t: t, address: ln.Addr().String(), conns: map[net.Conn]struct{}{}}
+	t.Cleanup(func() { r.point("") })
 	return r
 }
 
-func (r *relay) addr() string { return r.ln.Addr().String() }
+func (r *relay) addr() string { return r.address }
 
-// point sends new connections to addr and closes the open ones, which
-// went to a run that is gone (or about to be).
+// point sends new connections to addr (closing the listener when addr is
+// "") and closes the open ones, which went to a run that is gone (or
+// about to be). It is called from the test's goroutine.
 func (r *relay) point(addr string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -49,11 +51,31 @@ func (r *relay) point(addr string) {
 		c.Close()
 	}
 	clear(r.conns)
+	switch {
+	case addr == "" && r.ln != nil:
+		r.ln.Close()
+		r.ln = nil
+	case addr != "" && r.ln == nil:
+		// The port was ours a moment ago; another process taking it in
+		// between is unlikely, and fails the run loudly if it happens.
+		for attempt := 0; ; attempt++ {
+			ln, err := net.Listen("tcp", r.address)
+			if err == nil {
+				r.ln = ln
+				go r.serve(ln)
+				break
+			}
+			if attempt == 50 {
+				r.t.Fatalf("relay: listening again on %s: %v", r.address, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 }
 
-func (r *relay) serve() {
+func (r *relay) serve(ln net.Listener) {
 	for {
-		c, err := r.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
