@@ -80,6 +80,15 @@ func (p *Partitions) openLocked(snap *meta.Snapshot, t *meta.Topic, partition in
 	if l := p.logs.Get(t.Name, partition); l != nil {
 		return l, nil
 	}
+	// A request (a follower's fetch, above all) may hold a snapshot from
+	// before its topic was deleted: opening the log now would create an
+	// empty directory that nothing deletes, and answer the follower as if
+	// the leader's log were empty. The store's snapshot is published
+	// before the deletion runs (under p.mu), so checking it here is
+	// enough.
+	if p.store.Snapshot().TopicByID(t.ID) == nil {
+		return nil, fmt.Errorf("%w: %s was deleted", meta.ErrUnknownTopic, t.Name)
+	}
 	l, err := p.logs.Log(t.Name, partition, t.ID, p.storageConfig(snap, t.Name))
 	if err != nil {
 		return nil, fmt.Errorf("opening %s-%d: %w", t.Name, partition, err)
