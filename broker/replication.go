@@ -15,6 +15,7 @@ import (
 	"kbroker/internal/config"
 	"kbroker/internal/controller"
 	"kbroker/internal/meta"
+	"kbroker/internal/metrics"
 	"kbroker/internal/replica"
 )
 
@@ -36,6 +37,8 @@ func (b *Broker) startReplication(parts *replica.Partitions) {
 		MaxBytes:          int32(num("replica.fetch.response.max.bytes")),
 		Backoff:           time.Duration(num("replica.fetch.backoff.ms")) * time.Millisecond,
 		LagMax:            time.Duration(num("replica.lag.time.max.ms")) * time.Millisecond,
+
+		HWCheckpointInterval: time.Duration(num("replica.high.watermark.checkpoint.interval.ms")) * time.Millisecond,
 	}
 	// The fetchers share the transaction markers' inter-broker clients:
 	// kgo sends fetches on a connection of their own, so a long-polling
@@ -44,9 +47,20 @@ func (b *Broker) startReplication(parts *replica.Partitions) {
 		return b.markerSender.client(snap, id)
 	}, opts)
 	b.watchSingleReplicaLeaders(parts)
+	b.watchReplication(parts, b.fetchers)
 	// Every broker runs the elections; only the elected controller's act.
 	ctrl := controller.New(b.cfg, b.store, nil, b.loggers.Logger("kbroker.controller"))
 	b.elections = ctrl.StartElections(func() bool { return b.member != nil && b.member.Controller() == b.cfg.NodeID })
+}
+
+// watchReplication exports the replication metrics, read at scrape time.
+func (b *Broker) watchReplication(parts *replica.Partitions, fetchers *replica.Fetchers) {
+	b.metrics.WatchReplication(func() metrics.ReplicationStats {
+		st := parts.Stats(b.member != nil && b.member.Controller() == b.cfg.NodeID, fetchers)
+		return metrics.ReplicationStats{LeaderCount: st.LeaderCount, UnderReplicated: st.UnderReplicated, UnderMinISR: st.UnderMinISR,
+			AtMinISR: st.AtMinISR, Offline: st.Offline, ISRShrinks: st.ISRShrinks, ISRExpands: st.ISRExpands, MaxLag: st.MaxLag,
+			ReplicationBytesOut: st.ReplicationBytesOut, ReplicationBytesIn: st.ReplicationBytesIn}
+	})
 }
 
 // stopReplication stops the replica fetchers, before the logs they append

@@ -55,7 +55,12 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 	}
 	// A response never exceeds what the consumer's quota allows in one
 	// window, so a small quota throttles rather than starves (KAFKA-9677).
-	maxBytes := min(fetchMaxBytes(req), int32(min(s.Quotas.FetchByteCap(quotaUser(c), r.ClientID), 1<<31-1)))
+	// A follower's fetch is replication, which client quotas do not
+	// govern (Kafka's replication quota is apart, and unset by default).
+	maxBytes := fetchMaxBytes(req)
+	if !fromReplica {
+		maxBytes = min(maxBytes, int32(min(s.Quotas.FetchByteCap(quotaUser(c), r.ClientID), 1<<31-1)))
+	}
 	var resp *kmsg.FetchResponse
 	r.Parked += s.Logs.LongPoll(ctx, time.Duration(req.MaxWaitMillis)*time.Millisecond, func(watch bool) ([]replica.Key, bool) {
 		var read []replica.Key
@@ -64,7 +69,24 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 		return read, done
 	})
 	finishFetchSession(session, r, resp) // only what the session must be told
+	if fromReplica {
+		s.countReplicated(r, resp)
+		return resp, nil
+	}
 	return s.finishFetch(c, r, resp), nil
+}
+
+// countReplicated counts a follower fetch's record bytes as replication
+// (Kafka's ReplicationBytesOutPerSec), not as client bytes out, and
+// charges no quota for them.
+func (s *Server) countReplicated(r *wire.Request, resp *kmsg.FetchResponse) {
+	var n int
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			n += fetchedLen(r, &t, &p)
+		}
+	}
+	s.Logs.CountReplicationBytesOut(n)
 }
 
 // fetchReplicaID is the broker a follower's fetch comes from: replica_id
@@ -190,15 +212,18 @@ func (s *Server) fetchTopic(c *wire.Conn, snap *meta.Snapshot, ref partitionRef,
 // segment files (r.RecordFiles) when the connection sends files.
 func (s *Server) fetchPartition(r *wire.Request, budget *replica.FetchRead, pt *replica.Partition, req *kmsg.FetchRequest,
 	rt *kmsg.FetchRequestTopic, rp *kmsg.FetchRequestTopicPartition, sp *kmsg.FetchResponseTopicPartition, fromReplica, sendsFiles bool) error {
+	// Files are by partition: a partition asked for twice is read into
+	// memory the second time. Followers copy from files as consumers do.
+	budget.FromFiles = sendsFiles && r.RecordFiles.Len(rt.Topic, rt.TopicID, rp.Partition) == 0
 	if fromReplica {
 		f, err := budget.Follower(pt, fetchReplicaID(req), rp.CurrentLeaderEpoch, rp.FetchOffset, rp.LogStartOffset, rp.PartitionMaxBytes)
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = f.HighWatermark, f.LastStableOffset, f.LogStartOffset
 		sp.RecordBatches = f.Records
+		if f.File.Len() > 0 {
+			r.RecordFiles.Add(rt.Topic, rt.TopicID, rp.Partition, f.File)
+		}
 		return err
 	}
-	// Files are by partition: a partition asked for twice is read into
-	// memory the second time.
-	budget.FromFiles = sendsFiles && r.RecordFiles.Len(rt.Topic, rt.TopicID, rp.Partition) == 0
 	f, err := budget.Partition(pt, rp.CurrentLeaderEpoch, rp.FetchOffset, rp.PartitionMaxBytes)
 	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = f.HighWatermark, f.LastStableOffset, f.LogStartOffset
 	sp.RecordBatches = f.Records

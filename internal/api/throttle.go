@@ -53,7 +53,7 @@ func addThrottle(resp kmsg.Response, d time.Duration) {
 // fetch long poll) is not work and is not charged; acks=0 produce, which
 // has no response, is not charged either (as in Kafka).
 func (s *Server) chargeRequestTime(c *wire.Conn, r *wire.Request, resp kmsg.Response, elapsed time.Duration) {
-	if resp == nil {
+	if resp == nil || s.isReplication(c, r) {
 		return
 	}
 	work := elapsed - r.Parked
@@ -77,4 +77,16 @@ func (s *Server) admitMutations(c *wire.Conn, r *wire.Request, strict bool, n in
 		}
 	}
 	return s.Quotas.RecordMutations(user, r.ClientID, n), nil
+}
+
+// isReplication reports whether r is a follower's fetch from a broker
+// allowed CLUSTER_ACTION: Kafka answers those exempt from request quotas
+// (sendResponseExemptThrottle), so replication is never throttled by a
+// client quota.
+func (s *Server) isReplication(c *wire.Conn, r *wire.Request) bool {
+	req, ok := r.Body.(*kmsg.FetchRequest)
+	if !ok || !(req.ReplicaID >= 0 || (req.Version >= 15 && req.ReplicaState.ID >= 0)) {
+		return false
+	}
+	return s.followerFetchAllowed(c) == nil
 }

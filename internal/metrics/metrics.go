@@ -36,11 +36,12 @@ type Broker struct {
 	// and operation (internal/celpolicy).
 	PolicyRejections *prometheus.CounterVec
 
-	errorCounters sync.Map                             // api<<16|code → prometheus.Counter, resolved once
-	partitionLogs atomic.Pointer[PartitionLogs]        // partitions.go
-	groups        atomic.Pointer[GroupSource]          // groups.go
-	txns          atomic.Pointer[func() TxnStats]      // transactions.go
-	fetchSessions atomic.Pointer[func() FetchSessions] // fetch_sessions.go
+	errorCounters sync.Map                                // api<<16|code → prometheus.Counter, resolved once
+	partitionLogs atomic.Pointer[PartitionLogs]           // partitions.go
+	groups        atomic.Pointer[GroupSource]             // groups.go
+	txns          atomic.Pointer[func() TxnStats]         // transactions.go
+	fetchSessions atomic.Pointer[func() FetchSessions]    // fetch_sessions.go
+	replication   atomic.Pointer[func() ReplicationStats] // replication.go
 }
 
 // New creates and registers the broker's collectors, plus Go runtime and
@@ -73,7 +74,7 @@ func New() *Broker {
 	}
 	m.Registry.MustRegister(m.requests.collectors()...)
 	m.Registry.MustRegister(m.OpenConnections, m.BytesIn, m.BytesOut, m.RequestErrors, m.Authentications, m.PolicyRejections, buildInfo(),
-		partitionCollector{&m.partitionLogs}, groupCollector{&m.groups}, txnCollector{&m.txns}, fetchSessionCollector{&m.fetchSessions},
+		partitionCollector{&m.partitionLogs}, groupCollector{&m.groups}, txnCollector{&m.txns}, fetchSessionCollector{&m.fetchSessions}, replicationCollector{&m.replication},
 		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(liveHeap)),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -42,9 +42,14 @@ func (w *CommitWait) committed() bool { return w.Partition.HighWatermark() > w.L
 // that committed them is smaller than min.insync.replicas. parked is the
 // time spent waiting.
 func (p *Partitions) AwaitCommitted(ctx context.Context, waits []CommitWait, timeout time.Duration) (parked time.Duration) {
+	// A wait ends when its records are committed, or when this broker no
+	// longer leads the partition: as Kafka's DelayedProduce, it then
+	// answers NOT_LEADER_OR_FOLLOWER at once, so the producer retries on
+	// the new leader instead of waiting out its timeout.
 	all := func() bool {
+		snap := p.store.Snapshot()
 		for i := range waits {
-			if !waits[i].committed() {
+			if !waits[i].committed() && p.stillLeads(snap, waits[i].Partition.Key) {
 				return false
 			}
 		}
@@ -61,6 +66,11 @@ func (p *Partitions) AwaitCommitted(ctx context.Context, waits []CommitWait, tim
 	snap := p.store.Snapshot()
 	for i := range waits {
 		w := &waits[i]
+		if !w.committed() && !p.stillLeads(snap, w.Partition.Key) {
+			w.Err = &stateError{ErrNotLeader, "Broker " + strconv.Itoa(int(p.broker.NodeID)) + " is no longer the leader of " + w.Partition.Topic + "-" + strconv.Itoa(int(w.Partition.Key.Partition)) +
+				"; the records may not be committed"}
+			continue
+		}
 		if !w.committed() {
 			w.Err = &stateError{ErrReplicationTimeout, "The in-sync replicas did not acknowledge the records of " + w.Partition.Topic + "-" + strconv.Itoa(int(w.Partition.Key.Partition)) + " within the request timeout"}
 			continue
@@ -71,6 +81,15 @@ func (p *Partitions) AwaitCommitted(ctx context.Context, waits []CommitWait, tim
 		}
 	}
 	return parked
+}
+
+// stillLeads reports whether this broker leads key's partition in snap.
+func (p *Partitions) stillLeads(snap *meta.Snapshot, key Key) bool {
+	t := snap.TopicByID(key.Topic)
+	if t == nil || key.Partition >= t.Partitions {
+		return false
+	}
+	return p.recordedState(snap, t, key.Partition).Leader == p.broker.NodeID
 }
 
 // currentISR is the in-sync set of key's partition in snap (nil if the

@@ -63,7 +63,7 @@ func (pt *Partition) DeleteRecords(offset int64) (int64, error) {
 // at once. parked is the time spent waiting.
 func (p *Partitions) AwaitLowWatermarks(ctx context.Context, waits []DeleteWait, timeout time.Duration) (parked time.Duration) {
 	reached := func(w *DeleteWait) bool {
-		return !p.stillLeads(&w.Partition) || p.lowWatermark(&w.Partition) >= w.Offset
+		return !p.leadsInEpoch(&w.Partition) || p.lowWatermark(&w.Partition) >= w.Offset
 	}
 	all := func() bool {
 		for i := range waits {
@@ -83,7 +83,7 @@ func (p *Partitions) AwaitLowWatermarks(ctx context.Context, waits []DeleteWait,
 	}
 	for i := range waits {
 		w := &waits[i]
-		if !p.stillLeads(&w.Partition) {
+		if !p.leadsInEpoch(&w.Partition) {
 			// As DelayedDeleteRecords: the partition moved while waiting.
 			w.LowWatermark, w.Err = -1, &stateError{ErrNotLeader, fmt.Sprintf("Broker %d is no longer the leader of %s-%d", p.broker.NodeID, w.Partition.Topic, w.Partition.Key.Partition)}
 			continue
@@ -96,9 +96,9 @@ func (p *Partitions) AwaitLowWatermarks(ctx context.Context, waits []DeleteWait,
 	return parked
 }
 
-// stillLeads reports whether this broker still leads pt in its leader
+// leadsInEpoch reports whether this broker still leads pt in its leader
 // epoch.
-func (p *Partitions) stillLeads(pt *Partition) bool {
+func (p *Partitions) leadsInEpoch(pt *Partition) bool {
 	snap := p.store.Snapshot()
 	t := snap.TopicByID(pt.Key.Topic)
 	if t == nil || pt.Key.Partition >= t.Partitions {

@@ -8,6 +8,11 @@
 // last stable offset), and parks requests that wait for a partition to
 // change in a DelayedQueue.
 //
-// Every partition has one replica today, its leader; the facts that follow
-// from that live here and nowhere else.
+// Replication: the leader's side (leader.go: follower fetch state, the
+// high watermark at the ISR's minimum, ISR changes by compare-and-swap),
+// the follower's (fetcher.go: one fetcher per leader broker, truncation
+// over OffsetForLeaderEpoch rounds), acks=all (acks.go), the
+// high-watermark checkpoint a restarted replica starts from
+// (hw_checkpoint.go) and what the metrics report (stats.go). A partition
+// of one replica is left as it always was: every append commits.
 package replica

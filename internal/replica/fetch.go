@@ -50,14 +50,15 @@ func (f *FetchRead) Partition(pt *Partition, leaderEpoch int32, offset int64, pa
 
 // Follower reads pt for the follower replicaID (Partition.FollowerFetch)
 // within partitionMax and the answer's budget; logStart is the follower's
-// log start offset from its request (-1: not sent).
+// log start offset from its request (-1: not sent). With FromFiles, it is
+// read from its segment files as a consumer's read is.
 func (f *FetchRead) Follower(pt *Partition, replicaID, leaderEpoch int32, offset, logStart int64, partitionMax int32) (Fetched, error) {
 	if f.watch {
 		f.keys = append(f.keys, pt.Key)
 	}
 	limit := min(partitionMax, f.maxBytes-f.total)
-	fetched, err := pt.FollowerFetch(replicaID, leaderEpoch, offset, logStart, max(limit, 0), f.total == 0)
-	f.total += int32(len(fetched.Records))
+	fetched, err := pt.followerFetch(replicaID, leaderEpoch, offset, logStart, max(limit, 0), f.total == 0, f.FromFiles)
+	f.total += int32(fetched.Len())
 	return fetched, err
 }
 

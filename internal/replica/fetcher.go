@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -31,6 +32,10 @@ type FetcherOptions struct {
 	// LagMax is replica.lag.time.max.ms: a follower that has not caught up
 	// for longer leaves the ISR of the partitions this broker leads.
 	LagMax time.Duration
+	// HWCheckpointInterval is replica.high.watermark.checkpoint.interval.ms:
+	// how often the high watermarks are written to each log directory's
+	// replication-offset-checkpoint (hw_checkpoint.go); 0 writes none.
+	HWCheckpointInterval time.Duration
 }
 
 // LeaderClient returns a client of broker id at its inter-broker endpoint.
@@ -48,6 +53,10 @@ type Fetchers struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// checkpoints ends when the final high-watermark checkpoint is
+	// written, after the fetchers stopped appending.
+	stopCheckpoints chan struct{}
+	checkpoints     sync.WaitGroup
 }
 
 // fetcher is the fetcher of one leader broker.
@@ -69,6 +78,14 @@ type followed struct {
 	// checked is set once the log has been cut back to where it agrees
 	// with this leader's (truncate); until then nothing is fetched.
 	checked bool
+	// askEpoch, when asking is set, is the epoch the next truncation
+	// round asks the leader about: one round found that this replica
+	// never had the epoch the leader answered with (truncationRound).
+	askEpoch int32
+	asking   bool
+	// lag is the leader's high watermark in the last answer minus this
+	// log's end then (Stats.MaxLag).
+	lag atomic.Int64
 }
 
 // StartFetchers starts following: now, and again whenever the metadata
@@ -78,6 +95,10 @@ func (p *Partitions) StartFetchers(dial LeaderClient, opts FetcherOptions) *Fetc
 	f := &Fetchers{p: p, dial: dial, opts: opts, byLeader: map[int32]*fetcher{}}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	f.sync(p.store.Snapshot())
+	f.stopCheckpoints = make(chan struct{})
+	if opts.HWCheckpointInterval > 0 {
+		f.checkpoints.Go(func() { p.RunHWCheckpoints(opts.HWCheckpointInterval, f.stopCheckpoints) })
+	}
 	if opts.LagMax > 0 {
 		f.wg.Go(func() {
 			tick := time.NewTicker(opts.LagMax / 2)
@@ -100,10 +121,13 @@ func (p *Partitions) StartFetchers(dial LeaderClient, opts FetcherOptions) *Fetc
 	return f
 }
 
-// Close stops every fetcher and waits for them.
+// Close stops every fetcher and waits for them, then writes the
+// high-watermark checkpoint a last time.
 func (f *Fetchers) Close() {
 	f.cancel()
 	f.wg.Wait()
+	close(f.stopCheckpoints)
+	f.checkpoints.Wait()
 }
 
 // sync gives each fetcher the partitions this broker follows from its
@@ -125,7 +149,11 @@ func (f *Fetchers) sync(snap *meta.Snapshot) {
 				continue
 			}
 			key := Key{t.ID, i}
-			f.p.forget(key) // no longer led here
+			if f.p.forget(key) { // no longer led here
+				// acks=all produces waiting on it answer
+				// NOT_LEADER_OR_FOLLOWER now (AwaitCommitted).
+				f.p.delayed.Notify(key)
+			}
 			l.SetReplicated(true)
 			if want[st.Leader] == nil {
 				want[st.Leader] = map[Key]*followed{}
@@ -299,9 +327,11 @@ func (f *Fetchers) fetchOnce(ft *fetcher, parts map[Key]*followed) bool {
 					ok = false
 					continue
 				}
+				f.p.counters.bytesIn.Add(uint64(len(rp.RecordBatches)))
 			}
 			if rp.HighWatermark >= 0 {
 				fp.log.SetHighWatermark(rp.HighWatermark) // clamped to this log's end
+				fp.lag.Store(max(rp.HighWatermark-fp.log.LogEndOffset(), 0))
 			}
 			if err := followLogStart(fp.log, rp.LogStartOffset); err != nil {
 				f.p.log.Warn("replica fetcher: moving the log start offset", "topic", fp.topic, "partition", fp.partition, "leader_log_start", rp.LogStartOffset, "err", err)
@@ -331,9 +361,31 @@ func findFollowed(parts map[Key]*followed, rt kmsg.FetchResponseTopic, partition
 // OffsetForLeaderEpoch, where the latest epoch of its own log ends there;
 // the leader answers with that epoch (or the largest it has below it) and
 // its end, and the follower keeps its records up to the smaller of that
-// end and the end of the same epoch in its own log. It reports false when
-// the leader could not be asked; a partition refused stays unchecked.
+// end and the end of the same epoch in its own log — over as many rounds
+// as it takes (truncationRound), at most maxTruncationRounds before the
+// next fetch. It reports false when the leader could not be asked; a
+// partition refused stays unchecked.
 func (f *Fetchers) truncate(ft *fetcher, parts map[Key]*followed) bool {
+	for range maxTruncationRounds {
+		ok, again := f.truncateOnce(ft, parts)
+		if !ok {
+			return false
+		}
+		if !again {
+			break
+		}
+	}
+	return true
+}
+
+// maxTruncationRounds bounds the rounds of one truncate call: each round
+// asks about an older epoch, so a log that diverged over many leader
+// changes goes on in the fetcher's next iteration.
+const maxTruncationRounds = 16
+
+// truncateOnce is one OffsetForLeaderEpoch round for the partitions not
+// yet checked; again reports that one of them needs another round.
+func (f *Fetchers) truncateOnce(ft *fetcher, parts map[Key]*followed) (ok, again bool) {
 	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
 	req.ReplicaID = f.p.broker.NodeID
 	byTopic := map[string]int{}
@@ -346,6 +398,9 @@ func (f *Fetchers) truncate(ft *fetcher, parts map[Key]*followed) bool {
 		if latest < 0 {
 			fp.checked = true // nothing written: nothing to cut
 			continue
+		}
+		if fp.asking {
+			latest = min(latest, fp.askEpoch)
 		}
 		i, ok := byTopic[fp.topic]
 		if !ok {
@@ -361,19 +416,19 @@ func (f *Fetchers) truncate(ft *fetcher, parts map[Key]*followed) bool {
 		asked[k] = fp
 	}
 	if len(asked) == 0 {
-		return true
+		return true, false
 	}
 	cl, err := f.dial(f.p.store.Snapshot(), ft.leader)
 	if err != nil {
-		return false
+		return false, false
 	}
 	seeds := cl.SeedBrokers()
 	if len(seeds) == 0 {
-		return false
+		return false, false
 	}
 	resp, err := req.RequestWith(f.ctx, seeds[0])
 	if err != nil {
-		return false
+		return false, false
 	}
 	for _, rt := range resp.Topics {
 		for _, rp := range rt.Partitions {
@@ -390,14 +445,7 @@ func (f *Fetchers) truncate(ft *fetcher, parts map[Key]*followed) bool {
 				f.p.log.Debug("replica fetcher: epoch check refused", "topic", fp.topic, "partition", fp.partition, "leader", ft.leader, "err", kerr.ErrorForCode(rp.ErrorCode))
 				continue
 			}
-			end := fp.log.LogEndOffset()
-			if rp.LeaderEpoch >= 0 && rp.EndOffset >= 0 {
-				_, ownEnd := fp.log.EndOffsetForEpoch(rp.LeaderEpoch)
-				if ownEnd < 0 {
-					ownEnd = end
-				}
-				end = min(end, rp.EndOffset, ownEnd)
-			}
+			end, done, next := truncationRound(fp.log, rp.LeaderEpoch, rp.EndOffset)
 			if end < fp.log.LogEndOffset() {
 				f.p.log.Info("truncating a follower's log to agree with its leader", "topic", fp.topic, "partition", fp.partition, "leader", ft.leader,
 					"from", fp.log.LogEndOffset(), "to", end, "leader_epoch", rp.LeaderEpoch)
@@ -406,8 +454,36 @@ func (f *Fetchers) truncate(ft *fetcher, parts map[Key]*followed) bool {
 					continue
 				}
 			}
-			fp.checked = true
+			fp.checked, fp.asking, fp.askEpoch = done, !done, next
+			again = again || !done
 		}
 	}
-	return true
+	return true, again
+}
+
+// truncationRound is one round of a follower's truncation (Kafka's
+// AbstractFetcherThread.getOffsetTruncationState): given the leader's
+// answer to OffsetForLeaderEpoch (its largest epoch at most the one asked
+// and where that epoch ends in its log), it returns the offset to cut l
+// back to, and whether the logs then agree (done) or another round must
+// ask about next. When l never had the leader's epoch (its own largest
+// epoch at most that one is older), its records of that older epoch may
+// differ from the leader's: it cuts them at its own end of that epoch and
+// asks again about it, so a log that diverged over several leader changes
+// is cut back where it really agrees, not where a single round guessed.
+// A leader without an epoch at or below the one asked (UNDEFINED) leaves
+// what is committed, the high watermark, as Kafka does.
+func truncationRound(l *storage.Log, leaderEpoch int32, leaderEnd int64) (end int64, done bool, next int32) {
+	logEnd := l.LogEndOffset()
+	if leaderEpoch < 0 || leaderEnd < 0 {
+		return min(l.HighWatermark(), logEnd), true, -1
+	}
+	ownEpoch, ownEnd := l.EndOffsetForEpoch(leaderEpoch)
+	if ownEpoch < 0 || ownEnd < 0 {
+		return min(l.HighWatermark(), logEnd), true, -1
+	}
+	if ownEpoch != leaderEpoch {
+		return min(ownEnd, logEnd), false, ownEpoch
+	}
+	return min(leaderEnd, ownEnd, logEnd), true, -1
 }

@@ -53,6 +53,7 @@ type leadership struct {
 	proposing bool // an ISR change is being committed
 	store     *meta.Store
 	delayed   *DelayedQueue[Key]
+	counters  *replicationCounters
 }
 
 // followerState is what the leader knows of one follower.
@@ -98,7 +99,7 @@ func (p *Partitions) lead(key Key, topic string, st PartitionState, l *storage.L
 		p.log.Warn("recording a leader epoch", "topic", topic, "partition", key.Partition, "epoch", st.LeaderEpoch, "err", err)
 	}
 	now := time.Now()
-	ld = &leadership{log: l, store: p.store, delayed: p.delayed, key: key, topic: topic, self: p.broker.NodeID, epochStart: l.LogEndOffset(),
+	ld = &leadership{log: l, store: p.store, delayed: p.delayed, counters: &p.counters, key: key, topic: topic, self: p.broker.NodeID, epochStart: l.LogEndOffset(),
 		epoch: st.LeaderEpoch, partitionEpoch: st.PartitionEpoch, replicas: st.Replicas, isr: st.ISR, followers: map[int32]*followerState{},
 		elr: st.ELR, lastKnownELR: st.LastKnownELR,
 		minISR: func() int { return p.MinInsyncReplicas(p.store.Snapshot(), topic) }}
@@ -117,11 +118,42 @@ func (p *Partitions) lead(key Key, topic string, st PartitionState, l *storage.L
 }
 
 // forget drops the leadership of key (its topic is gone, or another
-// broker leads it).
-func (p *Partitions) forget(key Key) {
+// broker leads it), and reports whether this broker was leading it.
+func (p *Partitions) forget(key Key) bool {
 	p.repl.mu.Lock()
+	_, was := p.repl.leading[key]
 	delete(p.repl.leading, key)
 	p.repl.mu.Unlock()
+	return was
+}
+
+// dropLostLeaderships forgets the partitions ev moved away from this
+// broker (another leader, or none), and wakes what waits on them: an
+// acks=all produce then answers NOT_LEADER_OR_FOLLOWER (AwaitCommitted).
+func (p *Partitions) dropLostLeaderships(ev meta.Event) {
+	var lost []Key
+	p.repl.mu.Lock()
+	if ev.Full {
+		for key := range p.repl.leading {
+			if !p.stillLeads(ev.Cur, key) {
+				lost = append(lost, key)
+			}
+		}
+	} else {
+		for _, k := range ev.ChangedPartitions() {
+			key := Key{k.Topic, k.Partition}
+			if _, ok := p.repl.leading[key]; ok && !p.stillLeads(ev.Cur, key) {
+				lost = append(lost, key)
+			}
+		}
+	}
+	for _, key := range lost {
+		delete(p.repl.leading, key)
+	}
+	p.repl.mu.Unlock()
+	for _, key := range lost {
+		p.delayed.Notify(key)
+	}
 }
 
 // FollowerFetch reads pt for the follower replicaID, which fetches from
@@ -130,6 +162,18 @@ func (p *Partitions) forget(key Key) {
 // (not the high watermark: a follower copies the whole log) and the high
 // watermark, from which the follower learns what is committed.
 func (pt *Partition) FollowerFetch(replicaID, leaderEpoch int32, offset, logStart int64, maxBytes int32, minOneBatch bool) (Fetched, error) {
+	return pt.followerFetch(replicaID, leaderEpoch, offset, logStart, maxBytes, minOneBatch, false)
+}
+
+// FollowerFetchFile is FollowerFetch for a sender that can send from
+// files: a read of storage.FileRangeMin bytes or more is left in its
+// segment file (Fetched.File), so copying a partition to a follower costs
+// no copy through user space, as a consumer's fetch does not.
+func (pt *Partition) FollowerFetchFile(replicaID, leaderEpoch int32, offset, logStart int64, maxBytes int32, minOneBatch bool) (Fetched, error) {
+	return pt.followerFetch(replicaID, leaderEpoch, offset, logStart, maxBytes, minOneBatch, true)
+}
+
+func (pt *Partition) followerFetch(replicaID, leaderEpoch int32, offset, logStart int64, maxBytes int32, minOneBatch, asFile bool) (Fetched, error) {
 	none := Fetched{HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1}
 	if err := pt.CheckLeaderEpoch(leaderEpoch); err != nil {
 		return none, err
@@ -148,11 +192,17 @@ func (pt *Partition) FollowerFetch(replicaID, leaderEpoch int32, offset, logStar
 	if expand != nil {
 		ld.alterISR(expand)
 	}
-	res, err := pt.log.ReadUpTo(offset, maxBytes, minOneBatch, pt.log.LogEndOffset())
+	var res storage.ReadResult
+	var err error
+	if asFile {
+		res, err = pt.log.ReadRangeUpTo(offset, maxBytes, minOneBatch, pt.log.LogEndOffset())
+	} else {
+		res, err = pt.log.ReadUpTo(offset, maxBytes, minOneBatch, pt.log.LogEndOffset())
+	}
 	if err != nil {
 		return Fetched{HighWatermark: pt.HighWatermark(), LastStableOffset: pt.LastStableOffset(), LogStartOffset: pt.LogStartOffset()}, err
 	}
-	return Fetched{Records: res.Records, HighWatermark: pt.HighWatermark(), LastStableOffset: pt.LastStableOffset(), LogStartOffset: res.LogStartOffset}, nil
+	return Fetched{Records: res.Records, File: res.File, HighWatermark: pt.HighWatermark(), LastStableOffset: pt.LastStableOffset(), LogStartOffset: res.LogStartOffset}, nil
 }
 
 // recordFetch notes that follower id fetched from offset at now, and
@@ -226,6 +276,7 @@ func (ld *leadership) alterISR(isr []int32) {
 		ld.mu.Lock()
 		ld.proposing = false
 		if err == nil && written.PartitionEpoch > ld.partitionEpoch {
+			ld.counters.count(len(ld.isr), len(written.ISR))
 			ld.isr, ld.partitionEpoch = written.ISR, written.PartitionEpoch
 			ld.elr, ld.lastKnownELR = written.ELR, written.LastKnownELR
 			ld.advanceLocked(ld.log.LogEndOffset())

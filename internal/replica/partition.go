@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -42,6 +43,9 @@ func (p *Partitions) Lead(snap *meta.Snapshot, t *meta.Topic, partition int32) (
 		return Partition{}, &stateError{ErrNotLeader, fmt.Sprintf("Broker %d is not the leader of %s-%d; broker %d is.", self, t.Name, partition, st.Leader)}
 	}
 	l, err := p.Log(snap, t, partition)
+	if errors.Is(err, meta.ErrUnknownTopic) {
+		return Partition{}, err // deleted since snap (UNKNOWN_TOPIC_OR_PARTITION)
+	}
 	if err != nil {
 		return Partition{}, fmt.Errorf("%w: %v", storage.ErrStorage, err)
 	}

@@ -36,6 +36,9 @@ type Partitions struct {
 	configs logConfigs // log_configs.go
 
 	repl replicationState // leader.go
+	hw   hwCheckpoints    // hw_checkpoint.go
+
+	counters replicationCounters // stats.go
 }
 
 // New wires logs to store and starts following metadata changes; the open
@@ -45,6 +48,11 @@ func New(b *config.Broker, store *meta.Store, configs *dynconfig.Configs, logs *
 	p := &Partitions{broker: b, store: store, logs: logs, log: log, onDeleted: onDeleted,
 		self: []int32{b.NodeID}, delayed: NewDelayedQueue[Key]()}
 	p.registerLogConfigs(configs)
+	if err := p.loadHWCheckpoints(); err != nil {
+		// Every replicated log then starts from its log start offset:
+		// nothing uncommitted is shown, and followers' fetches move it.
+		log.Error("reading the high-watermark checkpoints", "err", err)
+	}
 	store.OnChange(p.apply)
 	return p
 }
@@ -72,10 +80,20 @@ func (p *Partitions) openLocked(snap *meta.Snapshot, t *meta.Topic, partition in
 	if l := p.logs.Get(t.Name, partition); l != nil {
 		return l, nil
 	}
+	// A request (a follower's fetch, above all) may hold a snapshot from
+	// before its topic was deleted: opening the log now would create an
+	// empty directory that nothing deletes, and answer the follower as if
+	// the leader's log were empty. The store's snapshot is published
+	// before the deletion runs (under p.mu), so checking it here is
+	// enough.
+	if p.store.Snapshot().TopicByID(t.ID) == nil {
+		return nil, fmt.Errorf("%w: %s was deleted", meta.ErrUnknownTopic, t.Name)
+	}
 	l, err := p.logs.Log(t.Name, partition, t.ID, p.storageConfig(snap, t.Name))
 	if err != nil {
 		return nil, fmt.Errorf("opening %s-%d: %w", t.Name, partition, err)
 	}
+	p.restoreHighWatermark(snap, t, partition, l)
 	return l, nil
 }
 
@@ -138,6 +156,7 @@ func (p *Partitions) apply(ev meta.Event) {
 				p.log.Error("deleting topic logs", "topic", name, "err", err)
 			}
 			p.mu.Unlock()
+			p.forgetCheckpointed(name)
 			for i := range t.Partitions { // waiting fetches answer at once: the partition is gone
 				p.forget(Key{t.ID, i})
 				p.delayed.Notify(Key{t.ID, i})
@@ -147,4 +166,5 @@ func (p *Partitions) apply(ev meta.Event) {
 			}
 		}
 	}
+	p.dropLostLeaderships(ev)
 }

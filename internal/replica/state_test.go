@@ -3,6 +3,8 @@ package replica
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -162,4 +164,23 @@ func TestAppendsAndDeletionsWakeWaitingRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	woken(done, "deleting the topic")
+}
+
+// A request holding a snapshot from before its topic was deleted gets
+// UNKNOWN_TOPIC_OR_PARTITION (meta.ErrUnknownTopic), and the deleted
+// partition's directory is not created again.
+func TestLeadOfADeletedTopicDoesNotReopenItsLog(t *testing.T) {
+	k := testkit.NewBrokerBase(t)
+	p := New(k.Config, k.Store, k.Configs, k.Logs, k.Logger)
+	topic := createTopic(t, k.Store, "gone", []int32{1})
+	stale := k.Store.Snapshot()
+	if err := k.Store.DeleteTopic(testkit.Context(t, 5*time.Second), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Lead(stale, topic, 0); !errors.Is(err, meta.ErrUnknownTopic) {
+		t.Fatalf("lead of a deleted topic: %v, want meta.ErrUnknownTopic", err)
+	}
+	if _, err := os.Stat(filepath.Join(k.Config.LogDirs[0], "gone-0")); !os.IsNotExist(err) {
+		t.Fatalf("the deleted partition's directory exists again (%v)", err)
+	}
 }

@@ -162,6 +162,13 @@ func (l *Log) ReadUpTo(offset int64, maxBytes int32, minOneBatch bool, upTo int6
 	return l.readRetrying(offset, maxBytes, minOneBatch, upTo, false)
 }
 
+// ReadRangeUpTo is ReadUpTo for a sender that can send from files (a
+// follower's fetch on a plaintext listener): a read of at least
+// FileRangeMin bytes is returned as a FileRange instead of bytes.
+func (l *Log) ReadRangeUpTo(offset int64, maxBytes int32, minOneBatch bool, upTo int64) (ReadResult, error) {
+	return l.readRetrying(offset, maxBytes, minOneBatch, upTo, true)
+}
+
 func (l *Log) readRetrying(offset int64, maxBytes int32, minOneBatch bool, upTo int64, asFile bool) (ReadResult, error) {
 	for attempt := 0; ; attempt++ {
 		res, err := l.read(offset, maxBytes, minOneBatch, upTo, asFile)
