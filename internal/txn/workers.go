@@ -1,6 +1,9 @@
 package txn
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // workerIdle is how long a marker worker waits for its next job before it
 // exits: long enough to carry a producer's back-to-back transactions from
@@ -17,6 +20,8 @@ const workerIdle = 10 * time.Second
 // else.
 type workers struct {
 	jobs chan func() // unbuffered: a send succeeds only to an idle worker
+	// started counts the worker goroutines ever started, for tests.
+	started atomic.Int64
 }
 
 func newWorkers() *workers { return &workers{jobs: make(chan func())} }
@@ -26,6 +31,7 @@ func (w *workers) run(fn func()) {
 	select {
 	case w.jobs <- fn:
 	default:
+		w.started.Add(1)
 		go w.loop(fn)
 	}
 }
