@@ -92,25 +92,36 @@ func runTxn(ctx context.Context, cl *kgo.Client, value []byte, n int, partitions
 	return time.Since(t), nil
 }
 
+// warmTxnClient is T1's and T3's producer (transactional id id), after
+// spec.Warmup of committed transactions of the case's shape, so that
+// InitProducerId, the coordinator's first load and metadata fall outside
+// the window; with the record value and partition count those
+// transactions use.
+func warmTxnClient(ctx context.Context, spec Spec, id string, backoffs *concurrentCounter) (cl *kgo.Client, value []byte, parts int32, err error) {
+	if cl, err = txnClient(spec, id, backoffs); err != nil {
+		return nil, nil, 0, err
+	}
+	value, parts = payload(spec.RecordBytes), max(spec.Partitions, 1)
+	for warm := time.Now().Add(spec.Warmup); time.Now().Before(warm); {
+		if _, err := runTxn(ctx, cl, value, spec.TxnRecords, parts, true); err != nil {
+			closeBounded(cl)
+			return nil, nil, 0, fmt.Errorf("warm-up transaction: %w", err)
+		}
+	}
+	return cl, value, parts, nil
+}
+
 // TxnProduce is T1: one transactional producer commits transactions of
 // TxnRecords records (round-robin over the topic's Partitions) back to
 // back; records of committed transactions per second. The window closes at
 // the first commit answered after Duration.
 func TxnProduce(ctx context.Context, spec Spec, mark Mark) (Result, error) {
 	var backoffs concurrentCounter
-	cl, err := txnClient(spec, "kbench-t1", &backoffs)
+	cl, value, parts, err := warmTxnClient(ctx, spec, "kbench-t1", &backoffs)
 	if err != nil {
 		return Result{}, err
 	}
 	defer closeBounded(cl)
-	value := payload(spec.RecordBytes)
-	parts := max(spec.Partitions, 1)
-	// Warm-up: InitProducerId, the coordinator's first load, metadata.
-	for warm := time.Now().Add(spec.Warmup); time.Now().Before(warm); {
-		if _, err := runTxn(ctx, cl, value, spec.TxnRecords, parts, true); err != nil {
-			return Result{}, fmt.Errorf("warm-up transaction: %w", err)
-		}
-	}
 	var res Result
 	before := backoffs.n.Load()
 	start := time.Now()
@@ -135,18 +146,11 @@ func TxnProduce(ctx context.Context, spec Spec, mark Mark) (Result, error) {
 // round trip, which on both brokers answers once the commit is decided.
 func TxnCommitLatency(ctx context.Context, spec Spec, mark Mark) (Result, error) {
 	var backoffs concurrentCounter
-	cl, err := txnClient(spec, "kbench-t3", &backoffs)
+	cl, value, parts, err := warmTxnClient(ctx, spec, "kbench-t3", &backoffs)
 	if err != nil {
 		return Result{}, err
 	}
 	defer closeBounded(cl)
-	value := payload(spec.RecordBytes)
-	parts := max(spec.Partitions, 1)
-	for warm := time.Now().Add(spec.Warmup); time.Now().Before(warm); {
-		if _, err := runTxn(ctx, cl, value, spec.TxnRecords, parts, true); err != nil {
-			return Result{}, fmt.Errorf("warm-up transaction: %w", err)
-		}
-	}
 	var res Result
 	samples := make([]float64, 0, int(spec.Duration.Seconds()*5000))
 	before := backoffs.n.Load()

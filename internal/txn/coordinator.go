@@ -57,6 +57,8 @@ type Coordinator struct {
 	// markers.
 	epochs sync.Map
 	stats  stats // stats.go
+	// workers run the marker writers of every shard (workers.go).
+	workers *workers
 }
 
 // New returns a coordinator with no shards loaded yet.
@@ -64,7 +66,7 @@ func New(cfg Config, ids IDSource, markers MarkerWriter, clock coordinator.Clock
 	if logger == nil {
 		logger = slog.Default()
 	}
-	c := &Coordinator{cfg: cfg, ids: ids, markers: markers}
+	c := &Coordinator{cfg: cfg, ids: ids, markers: markers, workers: newWorkers()}
 	c.partitions.Store(cfg.Partitions)
 	c.rt = coordinator.NewRuntime(clock, logger, func(rs *coordinator.Shard) coordinator.StateMachine {
 		ctx, cancel := context.WithCancel(context.Background())

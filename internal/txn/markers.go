@@ -21,7 +21,7 @@ func (s *shard) completeAsync(m *txnMeta) {
 	pid, epoch, coordEpoch := m.producerID, m.epoch, s.coordinatorEpoch
 	partitions := m.sortedPartitions()
 	ctx := s.ctx
-	go func() {
+	s.c.workers.run(func() {
 		// Every partition's marker goes out at once (Kafka's marker channel
 		// sends to all leaders in parallel); Complete* waits for them all.
 		var (
@@ -32,7 +32,7 @@ func (s *shard) completeAsync(m *txnMeta) {
 		)
 		for _, tp := range partitions {
 			wg.Add(1)
-			go func() {
+			s.c.workers.run(func() {
 				defer wg.Done()
 				mk := Marker{Topic: tp.Topic, Partition: tp.Partition, ProducerID: pid, ProducerEpoch: epoch, Commit: commit, CoordinatorEpoch: coordEpoch}
 				switch err := s.writeMarker(ctx, mk); {
@@ -54,13 +54,13 @@ func (s *shard) completeAsync(m *txnMeta) {
 					unloaded = true // the next coordinator completes it
 					mu.Unlock()
 				}
-			}()
+			})
 		}
 		wg.Wait()
 		if !unloaded {
 			_ = s.rt.Do(func() { s.finishCompletion(m, commit, gone) })
 		}
-	}()
+	})
 }
 
 // writeMarker retries one marker until it is written, its partition is
