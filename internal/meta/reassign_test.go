@@ -46,9 +46,19 @@ func TestAlterPartitionKeepsAReassignmentAcrossISRChanges(t *testing.T) {
 			if cur := s.Snapshot().Partition(topic, 0); !cur.Reassigning() || !slices.Equal(cur.ISR, []int32{1, 2, 4, 3}) || !slices.Equal(cur.Replicas, []int32{1, 2, 4, 3}) {
 				t.Fatalf("snapshot after the ISR change: %+v", cur)
 			}
-			done := PartitionRecord{Replicas: []int32{1, 2, 4}, ISR: []int32{1, 2, 4}, Leader: 1, LeaderEpoch: got.LeaderEpoch + 1}
+			done := PartitionRecord{Replicas: []int32{2, 4, 1}, ISR: []int32{1, 2, 4}, Leader: 2, LeaderEpoch: got.LeaderEpoch + 1}
 			if got, err = s.AlterPartition(ctx, "t", topic.ID, 0, got, done); err != nil || got.Reassigning() {
 				t.Fatalf("completing: %+v %v", got, err)
+			}
+			// Placement is read from the partition record, never from
+			// the topic's creation assignment, which stays as created.
+			snap := s.Snapshot()
+			tp := snap.Topic("t")
+			if l := snap.Leader(tp, 0, 9); l != 2 || !slices.Equal(snap.Partition(tp, 0).Replicas, []int32{2, 4, 1}) {
+				t.Errorf("after the reassignment: leader %d replicas %v, want 2 and 2,4,1", l, snap.Partition(tp, 0).Replicas)
+			}
+			if !slices.Equal(tp.Replicas[0], []int32{1, 2, 3}) {
+				t.Errorf("the creation assignment changed: %v", tp.Replicas[0])
 			}
 		})
 	}
