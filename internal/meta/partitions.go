@@ -174,7 +174,11 @@ var (
 // includes it. The compare is made inside the store's transaction, so on
 // etcd it is a compare-and-swap on the record's revision: of two brokers
 // altering from the same state, one wins and the other gets
-// ErrPartitionChanged (or ErrFencedLeaderEpoch).
+// ErrPartitionChanged (or ErrFencedLeaderEpoch). next is written whole,
+// its reassignment fields included: a writer passes on those of the
+// record it read (a leader's ISR change carries the reassignment in
+// progress), and a completion that keeps the replicas (one that only
+// added replicas) ends the reassignment by clearing them.
 func (s *Store) AlterPartition(ctx context.Context, topic string, id TopicID, p int32, expected, next PartitionRecord) (PartitionRecord, error) {
 	var written PartitionRecord
 	err := s.Update(ctx, func(tx Tx) error {
@@ -216,13 +220,6 @@ func alterPartitionTx(tx Tx, topic string, id TopicID, p int32, expected, next P
 		return PartitionRecord{}, fmt.Errorf("%w: %s-%d is at leader epoch %d, not %d", ErrFencedLeaderEpoch, topic, p, cur.LeaderEpoch, expected.LeaderEpoch)
 	case cur.PartitionEpoch != expected.PartitionEpoch:
 		return PartitionRecord{}, fmt.Errorf("%w: %s-%d is at partition epoch %d, not %d", ErrPartitionChanged, topic, p, cur.PartitionEpoch, expected.PartitionEpoch)
-	}
-	if slices.Equal(next.Replicas, cur.Replicas) && !next.Reassigning() {
-		// A change that keeps the replicas (an ISR change by a leader,
-		// which knows nothing of reassignments) keeps the reassignment in
-		// progress; only a change of the replicas starts, completes or
-		// cancels one.
-		next.AddingReplicas, next.RemovingReplicas = cur.AddingReplicas, cur.RemovingReplicas
 	}
 	written := next
 	written.Replicas, written.ISR = slices.Clone(next.Replicas), slices.Clone(next.ISR)
