@@ -141,8 +141,9 @@ func (s *Snapshot) Partition(t *Topic, p int32) PartitionRecord {
 }
 
 // Leader is the leader of partition p of t as its record says (-1: none);
-// self for a partition placed before placement was recorded. Unlike
-// Topic.Leader it follows elections.
+// self for a partition placed before placement was recorded. It follows
+// elections and reassignments, which Topic.Replicas (the creation
+// assignment) never does.
 func (s *Snapshot) Leader(t *Topic, p, self int32) int32 {
 	r := s.Partition(t, p)
 	if len(r.Replicas) == 0 {
