@@ -40,13 +40,13 @@ func (b *Broker) startReplication(parts *replica.Partitions) {
 
 		HWCheckpointInterval: time.Duration(num("replica.high.watermark.checkpoint.interval.ms")) * time.Millisecond,
 	}
+	b.deleteStrayReplicas(parts)
 	// The fetchers share the transaction markers' inter-broker clients:
 	// kgo sends fetches on a connection of their own, so a long-polling
 	// fetch holds up no marker.
 	b.fetchers = parts.StartFetchers(func(snap *meta.Snapshot, id int32) (*kgo.Client, error) {
 		return b.markerSender.client(snap, id)
 	}, opts)
-	b.watchSingleReplicaLeaders(parts)
 	b.watchReplication(parts, b.fetchers)
 	// Every broker runs the elections; only the elected controller's act.
 	ctrl := controller.New(b.cfg, b.store, nil, b.loggers.Logger("kbroker.controller"))

@@ -33,6 +33,10 @@ type Member struct {
 	log     *slog.Logger
 
 	controller atomic.Int32
+	// shuttingDown is set by BeginControlledShutdown: a registration
+	// written again after a lost lease keeps the mark, or the controller
+	// would put the stopping broker back in ISRs and leaderships.
+	shuttingDown atomic.Bool
 
 	cancel  context.CancelFunc
 	stopped chan struct{}
@@ -215,7 +219,7 @@ func (m *Member) keep(ctx context.Context, session *concurrency.Session, id int3
 		m.log.Warn("registration lease lost; registering again", "node.id", id)
 		for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
 			var err error
-			if session, err = m.register(ctx, id, value); err == nil {
+			if session, err = m.register(ctx, id, m.markedIfShuttingDown(value)); err == nil {
 				break
 			}
 			m.log.Warn("registering again failed; retrying", "node.id", id, "err", err)
@@ -226,6 +230,23 @@ func (m *Member) keep(ctx context.Context, session *concurrency.Session, id int3
 			}
 		}
 	}
+}
+
+// markedIfShuttingDown is the registration value to write again: value,
+// marked in controlled shutdown once BeginControlledShutdown was called.
+func (m *Member) markedIfShuttingDown(value []byte) []byte {
+	if !m.shuttingDown.Load() {
+		return value
+	}
+	var reg meta.Broker
+	if err := json.Unmarshal(value, &reg); err != nil {
+		return value // Join marshalled it: cannot happen
+	}
+	reg.InControlledShutdown = true
+	if marked, err := json.Marshal(reg); err == nil {
+		return marked
+	}
+	return value
 }
 
 // campaign enters the election on session's lease and stays in it until ctx

@@ -16,9 +16,10 @@ import (
 // broker sends the same wish in its heartbeat). The registration is
 // rewritten under its own lease, compared on its revision, so it still
 // vanishes with the lease; it returns once this broker's store has the
-// change. A broker that registers again (a lost lease) starts without the
-// mark.
+// change. A broker that registers again (a lost lease) keeps the mark: it
+// is still stopping, as Kafka's broker keeps asking in every heartbeat.
 func (m *Member) BeginControlledShutdown(ctx context.Context, id int32) error {
+	m.shuttingDown.Store(true) // before the write, so a re-registration racing it is marked too
 	key := m.prefix + meta.BrokerKey(id)
 	for {
 		cctx, cancel := context.WithTimeout(ctx, m.timeout)

@@ -436,6 +436,12 @@ func TestReassignmentInProgressIsListedAndCancelled(t *testing.T) {
 	if p := partitionsOf(t, tc.broker(2).Addr(), "stuck")[0]; !slices.Equal(p.Replicas, []int32{1, 3, 2}) || slices.Contains(p.ISR, 3) {
 		t.Errorf("metadata during the reassignment: replicas %v isr %v", p.Replicas, p.ISR)
 	}
+	// The replica being removed keeps its log until the reassignment
+	// completes; the one being added has one.
+	eventually(t, "broker 3's log", func() bool { return tc.partitionDirExists(t, 3, "stuck", 0) })
+	if !tc.partitionDirExists(t, 2, "stuck", 0) {
+		t.Error("the removing replica's log went before the reassignment completed")
+	}
 	if res, err := adm.AlterPartitionReassignments(ctx, []admin.PartitionReplicas{{Topic: "stuck", Partition: 0, Replicas: nil}}); err != nil || res[0].Err != nil {
 		t.Fatalf("cancelling: %v %+v", err, res)
 	}
@@ -445,6 +451,10 @@ func TestReassignmentInProgressIsListedAndCancelled(t *testing.T) {
 	})
 	if list, err := adm.ListPartitionReassignments(ctx, nil); err != nil || len(list) != 0 {
 		t.Errorf("listing after the cancel: %v %+v", err, list)
+	}
+	eventually(t, "the cancelled replica's log deleted", func() bool { return !tc.partitionDirExists(t, 3, "stuck", 0) })
+	if !tc.partitionDirExists(t, 1, "stuck", 0) || !tc.partitionDirExists(t, 2, "stuck", 0) {
+		t.Error("a log still assigned was deleted")
 	}
 	if res, err := adm.AlterPartitionReassignments(ctx, []admin.PartitionReplicas{{Topic: "stuck", Partition: 0, Replicas: nil}}); err != nil || !errors.Is(res[0].Err, kerr.NoReassignmentInProgress) {
 		t.Errorf("second cancel: %v %+v, want NO_REASSIGNMENT_IN_PROGRESS", err, res)
@@ -472,4 +482,150 @@ func TestReassignmentInProgressIsListedAndCancelled(t *testing.T) {
 	if code := alterV1(2, 1); code != 0 {
 		t.Errorf("v1 reorder: %v", kerr.ErrorForCode(code))
 	}
+}
+
+// partitionDirExists reports whether broker id has a log directory for
+// topic-partition (not one renamed for deletion).
+func (tc *testCluster) partitionDirExists(t *testing.T, id int32, topic string, partition int32) bool {
+	t.Helper()
+	_, err := os.Stat(filepath.Join(tc.broker(id).Config().LogDirs[0], fmt.Sprintf("%s-%d", topic, partition)))
+	return err == nil
+}
+
+// A reassignment that only adds a replica (1,2 → 1,2,3) keeps the leader
+// and its leader epoch, as Kafka's controller does: the leader starts
+// counting the new follower within its epoch, takes it into the ISR once
+// it caught up, and the controller completes the reassignment; clients
+// holding the epoch are never fenced. Broker 3's copy is the leader's.
+func TestReassignmentAddingAReplicaKeepsTheLeaderEpoch(t *testing.T) {
+	tc := startCluster(t, 3, nil, nil)
+	tc.createTopic(t, "growing", nil, []int32{1, 2})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := testkit.Context(t, 60*time.Second)
+	for i := range 100 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "growing", Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := partitionsOf(t, tc.broker(2).Addr(), "growing")[0]
+	adm := tc.admin(t, 2)
+	if res, err := adm.AlterPartitionReassignments(ctx, []admin.PartitionReplicas{{Topic: "growing", Partition: 0, Replicas: []int32{1, 2, 3}}}); err != nil || res[0].Err != nil {
+		t.Fatalf("reassigning: %v %+v", err, res)
+	}
+	eventually(t, "the reassignment to complete", func() bool {
+		p := partitionsOf(t, tc.broker(2).Addr(), "growing")[0]
+		if p.LeaderEpoch != before.LeaderEpoch {
+			t.Fatalf("leader epoch %d during the reassignment, was %d", p.LeaderEpoch, before.LeaderEpoch)
+		}
+		if !slices.Equal(p.Replicas, []int32{1, 2, 3}) || len(p.ISR) != 3 {
+			return false
+		}
+		left, err := adm.ListPartitionReassignments(ctx, nil)
+		return err == nil && len(left) == 0
+	})
+	if p := partitionsOf(t, tc.broker(3).Addr(), "growing")[0]; p.Leader != 1 || p.LeaderEpoch != before.LeaderEpoch {
+		t.Errorf("after the reassignment: leader %d epoch %d, want %d and %d", p.Leader, p.LeaderEpoch, before.Leader, before.LeaderEpoch)
+	}
+	eventually(t, "broker 3's log identical to the leader's", func() bool {
+		a := batchSums(t, tc.broker(1).Config().LogDirs[0], "growing", 0)
+		return len(a) == 100 && slices.Equal(a, batchSums(t, tc.broker(3).Config().LogDirs[0], "growing", 0))
+	})
+}
+
+// Partitions reassigned down to one replica commit their appends again:
+// 1,2 → 2 (the follower, which copied the log, now leads alone) and 1,2 →
+// 1 (the leader loses its only follower). Records produced afterwards are
+// consumed, which they would not be were the high watermark still waiting
+// for a follower. The replicas taken out delete their logs; the others
+// keep theirs.
+func TestReassignmentToOneReplicaCommitsAndDeletesTheRemovedLogs(t *testing.T) {
+	tc := startCluster(t, 2, nil, nil)
+	tc.createTopic(t, "shrinking", nil, []int32{1, 2}, []int32{1, 2})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := testkit.Context(t, 60*time.Second)
+	produce := func(what string) {
+		for i := range 20 {
+			for p := range int32(2) {
+				if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "shrinking", Partition: p, Value: []byte(fmt.Sprint(what, i))}).FirstErr(); err != nil {
+					t.Fatalf("producing %s to partition %d: %v", what, p, err)
+				}
+			}
+		}
+	}
+	produce("before-")
+	res, err := tc.admin(t, 1).AlterPartitionReassignments(ctx, []admin.PartitionReplicas{
+		{Topic: "shrinking", Partition: 0, Replicas: []int32{2}},
+		{Topic: "shrinking", Partition: 1, Replicas: []int32{1}},
+	})
+	if err != nil || res[0].Err != nil || res[1].Err != nil {
+		t.Fatalf("reassigning: %v %+v", err, res)
+	}
+	eventually(t, "both partitions on one replica", func() bool {
+		p := partitionsOf(t, tc.broker(1).Addr(), "shrinking")
+		return slices.Equal(p[0].Replicas, []int32{2}) && p[0].Leader == 2 && slices.Equal(p[1].Replicas, []int32{1}) && p[1].Leader == 1
+	})
+	produce("after-")
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.ConsumeTopics("shrinking"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Close()
+	perPartition := map[int32]int{}
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	for perPartition[0]+perPartition[1] < 80 && cctx.Err() == nil {
+		consumer.PollFetches(cctx).EachRecord(func(r *kgo.Record) { perPartition[r.Partition]++ })
+	}
+	if perPartition[0] != 40 || perPartition[1] != 40 {
+		t.Errorf("consumed %d and %d records of partitions 0 and 1, want 40 each", perPartition[0], perPartition[1])
+	}
+	eventually(t, "the removed replicas' logs deleted", func() bool {
+		return !tc.partitionDirExists(t, 1, "shrinking", 0) && !tc.partitionDirExists(t, 2, "shrinking", 1)
+	})
+	if !tc.partitionDirExists(t, 2, "shrinking", 0) || !tc.partitionDirExists(t, 1, "shrinking", 1) {
+		t.Error("a log still assigned was deleted")
+	}
+}
+
+// A broker down while a reassignment took it out of a partition never sees
+// the change: when it starts again it deletes the log it still has, since
+// the controller no longer assigns the partition to it.
+func TestBrokerRestartedAfterBeingReassignedAwayDeletesTheStrayLog(t *testing.T) {
+	tc := startCluster(t, 3, nil, nil)
+	tc.createTopic(t, "left", nil, []int32{1, 2, 3})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testkit.Context(t, 60*time.Second)
+	for i := range 10 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "left", Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl.Close()
+	eventually(t, "broker 3's copy", func() bool { return len(batchSums(t, tc.broker(3).Config().LogDirs[0], "left", 0)) == 10 })
+	if err := tc.broker(3).Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "broker 3 out of the ISR", func() bool { return !slices.Contains(partitionsOf(t, tc.broker(1).Addr(), "left")[0].ISR, 3) })
+	if res, err := tc.admin(t, 1).AlterPartitionReassignments(ctx, []admin.PartitionReplicas{{Topic: "left", Partition: 0, Replicas: []int32{1, 2}}}); err != nil || res[0].Err != nil {
+		t.Fatalf("reassigning: %v %+v", err, res)
+	}
+	eventually(t, "the reassignment to complete", func() bool {
+		return slices.Equal(partitionsOf(t, tc.broker(1).Addr(), "left")[0].Replicas, []int32{1, 2})
+	})
+	if !tc.partitionDirExists(t, 3, "left", 0) {
+		t.Fatal("broker 3's log went while it was down")
+	}
+	tc.brokers[2] = brokertest.StartWith(t, tc.props[2])
+	eventually(t, "broker 3's stray log deleted", func() bool { return !tc.partitionDirExists(t, 3, "left", 0) })
 }

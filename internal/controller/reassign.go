@@ -21,11 +21,11 @@ import (
 // target, the removed replicas leave the ISR, and a leader outside the
 // target hands over to the target's first in-sync replica.
 //
-// The leader epoch is bumped when a reassignment adds replicas (kbroker's
-// leader builds its followers' state when an epoch starts, so it would
-// not count a follower added within one), when replicas are removed, and
-// when the leader changes; clients holding the old epoch refresh their
-// metadata, as after any election.
+// As in Kafka (PartitionChangeBuilder), the leader epoch is bumped when
+// replicas are removed (a completion or a cancel) and when the leader
+// changes, never when replicas are only added: the leader starts
+// tracking an added follower within its epoch (internal/replica), so
+// clients keep their epoch while the new replicas catch up.
 
 // ErrNoReassignmentInProgress: a cancellation of a partition that is not
 // being reassigned.
@@ -112,11 +112,8 @@ func (c *Controller) startReassignment(snap *meta.Snapshot, cur meta.PartitionRe
 	next := cur
 	next.Replicas = append(slices.Clone(target), removing...)
 	next.AddingReplicas, next.RemovingReplicas = adding, removing
-	if len(adding) > 0 {
-		next.LeaderEpoch = cur.LeaderEpoch + 1
-	}
 	if done, ok := completeReassignment(next, eligible); ok {
-		return done, nil // nothing was added: one change, at most one new epoch
+		return done, nil // nothing was added: one change
 	}
 	if !next.Reassigning() {
 		next.AddingReplicas, next.RemovingReplicas = nil, nil

@@ -36,8 +36,9 @@ func TestPlacementIsStoredWithTheTopicAndOldRecordsStayReadable(t *testing.T) {
 	if err := s.AddPartitions(ctx, "old", 3, [][]int32{{5}}); err != nil {
 		t.Fatal(err)
 	}
-	old := s.Snapshot().Topic("old")
-	if got := []int32{old.Leader(0, 9), old.Leader(1, 9), old.Leader(2, 9)}; !slices.Equal(got, []int32{9, 9, 5}) {
+	snap := s.Snapshot()
+	old := snap.Topic("old")
+	if got := []int32{snap.Leader(old, 0, 9), snap.Leader(old, 1, 9), snap.Leader(old, 2, 9)}; !slices.Equal(got, []int32{9, 9, 5}) {
 		t.Errorf("leaders of the grown old topic: %v", got)
 	}
 	if err := s.AddPartitions(ctx, "old", 5, [][]int32{{1}}); err == nil {
@@ -46,7 +47,8 @@ func TestPlacementIsStoredWithTheTopicAndOldRecordsStayReadable(t *testing.T) {
 	if _, err := s.CreateTopic(ctx, Topic{Name: "new", Partitions: 2, Replicas: [][]int32{{2}, {1}}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if l := s.Snapshot().Topic("new").Leader(1, 9); l != 1 {
+	if snap := s.Snapshot(); snap.Leader(snap.Topic("new"), 1, 9) != 1 {
+		l := snap.Leader(snap.Topic("new"), 1, 9)
 		t.Errorf("leader of new-1 = %d, want 1", l)
 	}
 }

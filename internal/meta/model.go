@@ -30,22 +30,16 @@ type Topic struct {
 	ID                TopicID `json:"id"`
 	Partitions        int32   `json:"partitions"`
 	ReplicationFactor int16   `json:"replication_factor"`
-	// Replicas holds each partition's replicas as placed, preferred
-	// leader first. A partition without an entry (records written before
-	// placement existed) is led by whichever broker reads the record. The
-	// partition's current state (leader, ISR, epochs) is its
-	// PartitionRecord (partitions.go).
+	// Replicas holds each partition's replicas as placed when it was
+	// created, preferred leader first: the initial state of a partition
+	// without a PartitionRecord (InitialPartition), and nothing more. Its
+	// replicas, leader and ISR now are its PartitionRecord's
+	// (Snapshot.Partition, Snapshot.Leader), which reassignments and
+	// elections rewrite and this field never follows, as Kafka's
+	// TopicRecord holds no assignment. A partition without an entry
+	// (records written before placement existed) is led by whichever
+	// broker reads the record.
 	Replicas [][]int32 `json:"replicas,omitempty"`
-}
-
-// Leader is the first replica of partition p (the leader it was created
-// with); self for an unassigned partition. A partition of several replicas
-// may have been led by another since: Snapshot.Leader follows elections.
-func (t *Topic) Leader(p, self int32) int32 {
-	if int(p) < len(t.Replicas) && len(t.Replicas[p]) > 0 {
-		return t.Replicas[p][0]
-	}
-	return self
 }
 
 // Snapshot is an immutable view of all metadata at one revision, read

@@ -141,8 +141,9 @@ func (s *Snapshot) Partition(t *Topic, p int32) PartitionRecord {
 }
 
 // Leader is the leader of partition p of t as its record says (-1: none);
-// self for a partition placed before placement was recorded. Unlike
-// Topic.Leader it follows elections.
+// self for a partition placed before placement was recorded. It follows
+// elections and reassignments, which Topic.Replicas (the creation
+// assignment) never does.
 func (s *Snapshot) Leader(t *Topic, p, self int32) int32 {
 	r := s.Partition(t, p)
 	if len(r.Replicas) == 0 {
@@ -174,7 +175,11 @@ var (
 // includes it. The compare is made inside the store's transaction, so on
 // etcd it is a compare-and-swap on the record's revision: of two brokers
 // altering from the same state, one wins and the other gets
-// ErrPartitionChanged (or ErrFencedLeaderEpoch).
+// ErrPartitionChanged (or ErrFencedLeaderEpoch). next is written whole,
+// its reassignment fields included: a writer passes on those of the
+// record it read (a leader's ISR change carries the reassignment in
+// progress), and a completion that keeps the replicas (one that only
+// added replicas) ends the reassignment by clearing them.
 func (s *Store) AlterPartition(ctx context.Context, topic string, id TopicID, p int32, expected, next PartitionRecord) (PartitionRecord, error) {
 	var written PartitionRecord
 	err := s.Update(ctx, func(tx Tx) error {
@@ -216,13 +221,6 @@ func alterPartitionTx(tx Tx, topic string, id TopicID, p int32, expected, next P
 		return PartitionRecord{}, fmt.Errorf("%w: %s-%d is at leader epoch %d, not %d", ErrFencedLeaderEpoch, topic, p, cur.LeaderEpoch, expected.LeaderEpoch)
 	case cur.PartitionEpoch != expected.PartitionEpoch:
 		return PartitionRecord{}, fmt.Errorf("%w: %s-%d is at partition epoch %d, not %d", ErrPartitionChanged, topic, p, cur.PartitionEpoch, expected.PartitionEpoch)
-	}
-	if slices.Equal(next.Replicas, cur.Replicas) && !next.Reassigning() {
-		// A change that keeps the replicas (an ISR change by a leader,
-		// which knows nothing of reassignments) keeps the reassignment in
-		// progress; only a change of the replicas starts, completes or
-		// cancels one.
-		next.AddingReplicas, next.RemovingReplicas = cur.AddingReplicas, cur.RemovingReplicas
 	}
 	written := next
 	written.Replicas, written.ISR = slices.Clone(next.Replicas), slices.Clone(next.ISR)

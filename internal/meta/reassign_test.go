@@ -9,9 +9,9 @@ import (
 )
 
 // A reassignment in progress lives in the partition record: a later change
-// that keeps the replicas (a leader's ISR change, which names no adding or
-// removing replicas) keeps it; a change of the replicas ends it. On both
-// backends.
+// that carries it on (a leader's ISR change, made from the record it read)
+// keeps it; a change that clears it ends it, even one that keeps the
+// replicas (a reassignment that only added some). On both backends.
 func TestAlterPartitionKeepsAReassignmentAcrossISRChanges(t *testing.T) {
 	for _, cb := range conformanceBackends(t) {
 		t.Run(cb.name, func(t *testing.T) {
@@ -33,7 +33,8 @@ func TestAlterPartitionKeepsAReassignmentAcrossISRChanges(t *testing.T) {
 			if err != nil || !got.Reassigning() {
 				t.Fatalf("starting: %+v %v", got, err)
 			}
-			isrChange := PartitionRecord{Replicas: []int32{1, 2, 4, 3}, ISR: []int32{1, 2, 3, 4}, Leader: 1, LeaderEpoch: got.LeaderEpoch}
+			isrChange := PartitionRecord{Replicas: []int32{1, 2, 4, 3}, ISR: []int32{1, 2, 3, 4}, Leader: 1, LeaderEpoch: got.LeaderEpoch,
+				AddingReplicas: []int32{4}, RemovingReplicas: []int32{3}}
 			// Twice: the second change reads the record the first wrote.
 			if got, err = s.AlterPartition(ctx, "t", topic.ID, 0, got, isrChange); err != nil {
 				t.Fatal(err)
@@ -46,9 +47,31 @@ func TestAlterPartitionKeepsAReassignmentAcrossISRChanges(t *testing.T) {
 			if cur := s.Snapshot().Partition(topic, 0); !cur.Reassigning() || !slices.Equal(cur.ISR, []int32{1, 2, 4, 3}) || !slices.Equal(cur.Replicas, []int32{1, 2, 4, 3}) {
 				t.Fatalf("snapshot after the ISR change: %+v", cur)
 			}
-			done := PartitionRecord{Replicas: []int32{1, 2, 4}, ISR: []int32{1, 2, 4}, Leader: 1, LeaderEpoch: got.LeaderEpoch + 1}
+			done := PartitionRecord{Replicas: []int32{2, 4, 1}, ISR: []int32{1, 2, 4}, Leader: 2, LeaderEpoch: got.LeaderEpoch + 1}
 			if got, err = s.AlterPartition(ctx, "t", topic.ID, 0, got, done); err != nil || got.Reassigning() {
 				t.Fatalf("completing: %+v %v", got, err)
+			}
+			// Placement is read from the partition record, never from
+			// the topic's creation assignment, which stays as created.
+			snap := s.Snapshot()
+			tp := snap.Topic("t")
+			if l := snap.Leader(tp, 0, 9); l != 2 || !slices.Equal(snap.Partition(tp, 0).Replicas, []int32{2, 4, 1}) {
+				t.Errorf("after the reassignment: leader %d replicas %v, want 2 and 2,4,1", l, snap.Partition(tp, 0).Replicas)
+			}
+			if !slices.Equal(tp.Replicas[0], []int32{1, 2, 3}) {
+				t.Errorf("the creation assignment changed: %v", tp.Replicas[0])
+			}
+			// Only adding: the completion keeps the replicas and clears
+			// the reassignment.
+			adding := got
+			adding.Replicas, adding.AddingReplicas, adding.RemovingReplicas = []int32{2, 4, 1, 3}, []int32{3}, nil
+			if got, err = s.AlterPartition(ctx, "t", topic.ID, 0, got, adding); err != nil || !got.Reassigning() {
+				t.Fatalf("adding: %+v %v", got, err)
+			}
+			added := got
+			added.ISR, added.AddingReplicas = []int32{1, 2, 4, 3}, nil
+			if got, err = s.AlterPartition(ctx, "t", topic.ID, 0, got, added); err != nil || got.Reassigning() || s.Snapshot().Partition(tp, 0).Reassigning() {
+				t.Fatalf("completing an addition: %+v %v", got, err)
 			}
 		})
 	}

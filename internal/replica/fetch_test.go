@@ -13,7 +13,7 @@ import (
 // that is not done waits for maxWait and reads a last time.
 func TestFetchReadBudgetAndLongPoll(t *testing.T) {
 	p, store := testPartitions(t)
-	topic := createTopic(t, store, "t", []int32{1, 1})
+	topic := createTopic(t, store, "t", []int32{1}, []int32{1})
 	var pts [2]Partition
 	for i := range pts {
 		pt, err := p.Lead(store.Snapshot(), topic, int32(i))

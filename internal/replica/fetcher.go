@@ -140,6 +140,15 @@ func (f *Fetchers) sync(snap *meta.Snapshot) {
 	for _, t := range snap.AllTopics() {
 		for i := int32(0); i < t.Partitions; i++ {
 			st := f.p.recordedState(snap, t, i)
+			if st.Leader == self && len(st.Replicas) == 1 {
+				// Led here alone now (a reassignment down to this
+				// replica): the appends commit again, without waiting
+				// for a request to lead it.
+				if l := f.p.logs.Get(t.Name, i); l != nil && l.Replicated() {
+					f.p.leadAlone(Key{t.ID, i}, l)
+				}
+				continue
+			}
 			if _, ok := live[st.Leader]; !ok || st.Leader == self || len(st.Replicas) < 2 || !containsID(st.Replicas, self) {
 				continue
 			}

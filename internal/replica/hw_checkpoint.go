@@ -110,6 +110,17 @@ func (p *Partitions) forgetCheckpointed(topic string) {
 	}
 }
 
+// forgetCheckpointedPartition drops the checkpoint entries of one
+// partition whose log was deleted here, so that a replica assigned back
+// later starts from its log start, not from a high watermark of before.
+func (p *Partitions) forgetCheckpointedPartition(topic string, partition int32) {
+	p.hw.mu.Lock()
+	defer p.hw.mu.Unlock()
+	for _, entries := range p.hw.loaded {
+		delete(entries, tpKey{topic, partition})
+	}
+}
+
 // WriteHWCheckpoints rewrites the checkpoint of every log directory: the
 // high watermark of each open log, and for the partitions this broker
 // holds whose logs are not open (deferred at startup) the entry read at

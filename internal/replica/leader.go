@@ -45,6 +45,10 @@ type leadership struct {
 	// elr and lastKnownELR are the record's (KIP-966): an ISR change
 	// carries them on (meta.PartitionRecord.WithISR).
 	elr, lastKnownELR []int32
+	// adding and removing are the record's reassignment in progress: an
+	// ISR change writes the record as it read it but for the ISR, so it
+	// neither ends nor restarts a reassignment.
+	adding, removing []int32
 	// minISR is the topic's min.insync.replicas now: below it the high
 	// watermark stays where it is (KIP-966), so that the replicas that
 	// left the ISR, now in the ELR, hold every committed record.
@@ -88,6 +92,12 @@ func (p *Partitions) lead(key Key, topic string, st PartitionState, l *storage.L
 		if same && st.PartitionEpoch > ld.partitionEpoch {
 			ld.isr, ld.replicas, ld.partitionEpoch = st.ISR, st.Replicas, st.PartitionEpoch
 			ld.elr, ld.lastKnownELR = st.ELR, st.LastKnownELR
+			ld.adding, ld.removing = st.AddingReplicas, st.RemovingReplicas
+			// A reassignment changes the replicas within an epoch, as
+			// Kafka's controller adds replicas without a new leader
+			// epoch: the leader tracks an added follower from now on
+			// and forgets a removed one.
+			ld.syncFollowersLocked(time.Now())
 		}
 		ld.mu.Unlock()
 		if same {
@@ -101,20 +111,44 @@ func (p *Partitions) lead(key Key, topic string, st PartitionState, l *storage.L
 	now := time.Now()
 	ld = &leadership{log: l, store: p.store, delayed: p.delayed, counters: &p.counters, key: key, topic: topic, self: p.broker.NodeID, epochStart: l.LogEndOffset(),
 		epoch: st.LeaderEpoch, partitionEpoch: st.PartitionEpoch, replicas: st.Replicas, isr: st.ISR, followers: map[int32]*followerState{},
-		elr: st.ELR, lastKnownELR: st.LastKnownELR,
+		elr: st.ELR, lastKnownELR: st.LastKnownELR, adding: st.AddingReplicas, removing: st.RemovingReplicas,
 		minISR: func() int { return p.MinInsyncReplicas(p.store.Snapshot(), topic) }}
-	for _, id := range st.Replicas {
-		if id != p.broker.NodeID {
-			// A follower starts out caught up, as in Kafka, so a new
-			// leader does not shrink the ISR before followers could fetch.
-			ld.followers[id] = &followerState{logEnd: -1, caughtUp: now, logStart: -1}
-		}
-	}
+	ld.syncFollowersLocked(now)
 	if p.repl.leading == nil {
 		p.repl.leading = map[Key]*leadership{}
 	}
 	p.repl.leading[key] = ld
 	return ld
+}
+
+// leadAlone hands the high watermark of l, a partition this broker now
+// leads with no follower, back to its appends: a partition reassigned
+// down to one replica, or to this broker alone after it copied the log as
+// a follower. Nothing would move the high watermark of a replicated log
+// with no follower to fetch, and consumers would see nothing new.
+func (p *Partitions) leadAlone(key Key, l *storage.Log) {
+	p.forget(key)
+	l.SetReplicated(false)
+	p.delayed.Notify(key) // long-polling fetches see the records now committed
+}
+
+// syncFollowersLocked makes the followers ld tracks those of its replicas:
+// one added (a new epoch's followers, or a replica a reassignment adds)
+// starts out caught up, as in Kafka, so that a new leader does not shrink
+// the ISR before its followers could fetch; one no longer a replica (a
+// reassignment completed) is forgotten, so its last fetch holds back
+// nothing. The caller holds ld.mu, or is building ld.
+func (ld *leadership) syncFollowersLocked(now time.Time) {
+	for id := range ld.followers {
+		if !slices.Contains(ld.replicas, id) {
+			delete(ld.followers, id)
+		}
+	}
+	for _, id := range ld.replicas {
+		if _, ok := ld.followers[id]; !ok && id != ld.self {
+			ld.followers[id] = &followerState{logEnd: -1, caughtUp: now, logStart: -1}
+		}
+	}
 }
 
 // forget drops the leadership of key (its topic is gone, or another
@@ -266,7 +300,8 @@ func (ld *leadership) alterISR(isr []int32) {
 	}
 	ld.proposing = true
 	expected := meta.PartitionRecord{LeaderEpoch: ld.epoch, PartitionEpoch: ld.partitionEpoch}
-	cur := meta.PartitionRecord{Replicas: ld.replicas, ISR: ld.isr, ELR: ld.elr, LastKnownELR: ld.lastKnownELR, Leader: ld.self, LeaderEpoch: ld.epoch}
+	cur := meta.PartitionRecord{Replicas: ld.replicas, ISR: ld.isr, ELR: ld.elr, LastKnownELR: ld.lastKnownELR, Leader: ld.self, LeaderEpoch: ld.epoch,
+		AddingReplicas: ld.adding, RemovingReplicas: ld.removing}
 	next := meta.WithLastKnownLeader(cur, cur.WithISR(isr, ld.minISR())) // a led partition has no last known leader
 	ld.mu.Unlock()
 	go func() {
@@ -279,6 +314,7 @@ func (ld *leadership) alterISR(isr []int32) {
 			ld.counters.count(len(ld.isr), len(written.ISR))
 			ld.isr, ld.partitionEpoch = written.ISR, written.PartitionEpoch
 			ld.elr, ld.lastKnownELR = written.ELR, written.LastKnownELR
+			ld.adding, ld.removing = written.AddingReplicas, written.RemovingReplicas
 			ld.advanceLocked(ld.log.LogEndOffset())
 		}
 		ld.mu.Unlock()

@@ -43,8 +43,8 @@ func (p *Partitions) Lead(snap *meta.Snapshot, t *meta.Topic, partition int32) (
 		return Partition{}, &stateError{ErrNotLeader, fmt.Sprintf("Broker %d is not the leader of %s-%d; broker %d is.", self, t.Name, partition, st.Leader)}
 	}
 	l, err := p.Log(snap, t, partition)
-	if errors.Is(err, meta.ErrUnknownTopic) {
-		return Partition{}, err // deleted since snap (UNKNOWN_TOPIC_OR_PARTITION)
+	if errors.Is(err, meta.ErrUnknownTopic) || errors.Is(err, ErrNotLeader) {
+		return Partition{}, err // deleted or reassigned away since snap
 	}
 	if err != nil {
 		return Partition{}, fmt.Errorf("%w: %v", storage.ErrStorage, err)
@@ -52,6 +52,8 @@ func (p *Partitions) Lead(snap *meta.Snapshot, t *meta.Topic, partition int32) (
 	pt := Partition{PartitionState: st, Key: Key{t.ID, partition}, Topic: t.Name, log: l, delayed: p.delayed}
 	if len(st.Replicas) > 1 {
 		pt.leader = p.lead(pt.Key, t.Name, st, l)
+	} else if l.Replicated() {
+		p.leadAlone(pt.Key, l)
 	}
 	return pt, nil
 }

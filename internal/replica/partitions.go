@@ -86,8 +86,16 @@ func (p *Partitions) openLocked(snap *meta.Snapshot, t *meta.Topic, partition in
 	// the leader's log were empty. The store's snapshot is published
 	// before the deletion runs (under p.mu), so checking it here is
 	// enough.
-	if p.store.Snapshot().TopicByID(t.ID) == nil {
+	cur := p.store.Snapshot()
+	curT := cur.TopicByID(t.ID)
+	if curT == nil {
 		return nil, fmt.Errorf("%w: %s was deleted", meta.ErrUnknownTopic, t.Name)
+	}
+	// For the same reason a replica reassigned away since snap is not
+	// reopened: its log was deleted (deleteUnassigned), and an empty one
+	// would stay behind.
+	if partition >= curT.Partitions || !p.IsReplica(cur, curT, partition) {
+		return nil, &stateError{ErrNotLeader, fmt.Sprintf("Broker %d holds no replica of %s-%d.", p.broker.NodeID, t.Name, partition)}
 	}
 	l, err := p.logs.Log(t.Name, partition, t.ID, p.storageConfig(snap, t.Name))
 	if err != nil {
@@ -167,4 +175,71 @@ func (p *Partitions) apply(ev meta.Event) {
 		}
 	}
 	p.dropLostLeaderships(ev)
+	p.deleteUnassigned(ev)
+}
+
+// deleteUnassigned deletes the logs of the partitions ev took this broker
+// out of, as Kafka's broker deletes a replica's log once the controller no
+// longer assigns it (StopReplica with delete): a reassignment that
+// completed without this broker, or a cancelled one that had added it. A
+// replica being removed by a reassignment in progress is still among the
+// record's replicas, so its log stays until the reassignment completes.
+func (p *Partitions) deleteUnassigned(ev meta.Event) {
+	var gone []Key
+	check := func(t *meta.Topic, partition int32, wasReplica bool) {
+		if partition >= t.Partitions || p.IsReplica(ev.Cur, t, partition) {
+			return
+		}
+		if wasReplica || p.logs.Get(t.Name, partition) != nil {
+			gone = append(gone, Key{t.ID, partition})
+		}
+	}
+	if ev.Full {
+		for _, t := range ev.Cur.AllTopics() {
+			for i := range t.Partitions {
+				check(t, i, false)
+			}
+		}
+	} else {
+		for _, k := range ev.ChangedPartitions() {
+			t := ev.Cur.TopicByID(k.Topic)
+			if t == nil {
+				continue // a deleted topic: apply deleted its logs
+			}
+			old := ev.Old.TopicByID(k.Topic)
+			check(t, k.Partition, old != nil && k.Partition < old.Partitions && p.IsReplica(ev.Old, old, k.Partition))
+		}
+	}
+	for _, key := range gone {
+		p.deleteReplica(ev.Cur.TopicByID(key.Topic).Name, key)
+	}
+}
+
+// deleteReplica deletes the log of a partition this broker no longer
+// holds a replica of, and forgets what it kept of it.
+func (p *Partitions) deleteReplica(topic string, key Key) {
+	p.mu.Lock()
+	err := p.logs.DeletePartition(topic, key.Partition)
+	p.mu.Unlock()
+	if err != nil {
+		p.log.Error("deleting the log of a replica no longer assigned here", "topic", topic, "partition", key.Partition, "err", err)
+	} else {
+		p.log.Info("deleted the log of a replica no longer assigned here", "topic", topic, "partition", key.Partition)
+	}
+	p.forgetCheckpointedPartition(topic, key.Partition)
+	p.forget(key)
+	p.delayed.Notify(key) // waiting fetches and produces answer NOT_LEADER_OR_FOLLOWER now
+}
+
+// DeleteStrayLogs deletes the logs found on disk at startup of partitions
+// of snap's topics that this broker holds no replica of: those reassigned
+// away while it was down, whose deletion it never saw.
+func (p *Partitions) DeleteStrayLogs(snap *meta.Snapshot) {
+	p.logs.OnDisk(func(topic string, partition int32) {
+		t := snap.Topic(topic)
+		if t == nil || partition >= t.Partitions || p.IsReplica(snap, t, partition) {
+			return
+		}
+		p.deleteReplica(topic, Key{t.ID, partition})
+	})
 }

@@ -64,6 +64,9 @@ type PartitionState struct {
 	// ELR and LastKnownELR are the eligible leader replicas and the last
 	// known leader (KIP-966; meta.PartitionRecord), as recorded.
 	ELR, LastKnownELR []int32
+	// AddingReplicas and RemovingReplicas are the reassignment in
+	// progress, as recorded: the leader's ISR changes carry them on.
+	AddingReplicas, RemovingReplicas []int32
 }
 
 // noReplicas is the in-sync set of a partition none of whose in-sync
@@ -95,7 +98,8 @@ func (p *Partitions) recordedState(snap *meta.Snapshot, t *meta.Topic, partition
 	if len(r.Replicas) == 0 {
 		return PartitionState{Leader: p.broker.NodeID, Replicas: p.self, ISR: p.self}
 	}
-	return PartitionState{Leader: r.Leader, LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch, Replicas: r.Replicas, ISR: r.ISR, ELR: r.ELR, LastKnownELR: r.LastKnownELR}
+	return PartitionState{Leader: r.Leader, LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch, Replicas: r.Replicas, ISR: r.ISR, ELR: r.ELR, LastKnownELR: r.LastKnownELR,
+		AddingReplicas: r.AddingReplicas, RemovingReplicas: r.RemovingReplicas}
 }
 
 // IsReplica reports whether this broker holds a replica of partition of t.

@@ -821,6 +821,10 @@ func (l *Log) SetReplicated(on bool) {
 	}
 }
 
+// Replicated reports whether the log's owner moves its high watermark
+// (SetReplicated).
+func (l *Log) Replicated() bool { return l.replicated.Load() }
+
 // SetHighWatermark moves the high watermark to offset, clamped to [log start
 // offset, log end offset] as Kafka's UnifiedLog.updateHighWatermark does, and
 // returns the value set. It may move it back (a new leader's high watermark,

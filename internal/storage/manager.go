@@ -281,6 +281,45 @@ func (m *Manager) DeleteTopic(topic string) error {
 	return firstErr
 }
 
+// DeletePartition closes and removes one partition's log, open or only on
+// disk, as DeleteTopic removes a topic's: a replica no longer assigned to
+// this broker (Kafka's StopReplica with delete).
+func (m *Manager) DeletePartition(topic string, partition int32) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := partitionKey{topic, partition}
+	delete(m.deferred, key)
+	var firstErr error
+	if l := m.logs[key]; l != nil {
+		delete(m.logs, key)
+		firstErr = m.retire(l.dir, l)
+	}
+	for _, d := range m.dirs {
+		if err := m.retire(filepath.Join(d, partitionDirName(topic, partition)), nil); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return firstErr
+}
+
+// OnDisk calls fn with the topic and partition of every partition
+// directory the log dirs held when the Manager opened.
+func (m *Manager) OnDisk(fn func(topic string, partition int32)) {
+	m.mu.RLock()
+	names := make([]string, 0, len(m.found))
+	for name := range m.found {
+		names = append(names, name)
+	}
+	m.mu.RUnlock()
+	for _, name := range names {
+		i := strings.LastIndexByte(name, '-')
+		p, err := strconv.ParseInt(name[i+1:], 10, 32)
+		if i > 0 && err == nil {
+			fn(name[:i], int32(p))
+		}
+	}
+}
+
 // retire closes l (if open) and renames dir for deletion, then removes it in the
 // background. Caller holds m.mu.
 func (m *Manager) retire(dir string, l *Log) error {
