@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -34,11 +35,12 @@ import (
 
 // replConfig are the replication cases' knobs.
 type replConfig struct {
-	pairs     int // R1, R3: pairs of runs, order alternating
-	kills     int // R2: kill -9s of the leader
-	terms     int // R2: SIGTERMs (controlled shutdowns) of the leader
-	sessionMs int // R2: metadata.etcd.session.timeout.ms of the cluster
-	r3MiB     int // R3: preloaded partition size
+	pairs     int    // R1, R3: pairs of runs, order alternating
+	kills     int    // R2: kill -9s of the leader
+	terms     int    // R2: SIGTERMs (controlled shutdowns) of the leader
+	sessionMs int    // R2: metadata.etcd.session.timeout.ms of the cluster
+	r3MiB     int    // R3: preloaded partition size
+	props     string // extra server.properties lines of every cluster broker, comma-separated
 }
 
 func (c *adminConfig) registerReplFlags() {
@@ -46,6 +48,7 @@ func (c *adminConfig) registerReplFlags() {
 	flag.IntVar(&c.repl.kills, "r2-kills", 20, "admin suite: R2 kill -9s of a partition leader")
 	flag.IntVar(&c.repl.terms, "r2-terms", 10, "admin suite: R2 SIGTERMs (controlled shutdowns) of a partition leader")
 	flag.IntVar(&c.repl.sessionMs, "r2-session-ms", 10000, "admin suite: R2 metadata.etcd.session.timeout.ms (kbroker's default 10000); the kill -9 goal is this + 1 s")
+	flag.StringVar(&c.repl.props, "repl-props", "", "admin suite: extra server.properties lines (comma-separated key=value) for every broker of the R1–R3 clusters, e.g. replica.fetch.backoff.ms=100")
 	flag.IntVar(&c.repl.r3MiB, "r3-mib", 1024, "admin suite: R3 preloaded partition size the follower catches up on, MiB (B2 of the same run fetches as much)")
 }
 
@@ -80,6 +83,9 @@ func (s *adminSuite) startCluster(ctx context.Context, n int, props ...string) (
 	}
 	if err := etcd.Start(); err != nil {
 		return nil, err
+	}
+	if s.o.ad.repl.props != "" {
+		props = append(props, strings.Split(s.o.ad.repl.props, ",")...)
 	}
 	c := &replCluster{s: s, dir: dir, etcd: etcd, props: props, brokers: make([]*broker.Broker, n), ports: make([]int, n)}
 	for id := 1; id <= n; id++ {
@@ -335,7 +341,7 @@ func (s *adminSuite) r1Load(ctx context.Context, seeds []string, b *broker.Broke
 		if replicas != nil {
 			// Every replica in the ISR before the window: acks=all then
 			// waits for all three, as in steady state.
-			cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+			cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.MetadataMinAge(10*time.Millisecond))
 			if err != nil {
 				return run, err
 			}
@@ -392,7 +398,7 @@ func (s *adminSuite) caseR2(ctx context.Context, sec *section) error {
 	if err := createTopic(ctx, c.seeds(), topic, []int32{1, 2, 3}, map[string]string{"min.insync.replicas": "2"}); err != nil {
 		return err
 	}
-	admCl, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...))
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...), kgo.MetadataMinAge(10*time.Millisecond))
 	if err != nil {
 		return err
 	}
@@ -415,7 +421,11 @@ func (s *adminSuite) caseR2(ctx context.Context, sec *section) error {
 	}
 	defer closeClient(pcl)
 	var mu sync.Mutex
-	var acks []time.Time
+	// An acknowledgement and when its ProduceSync was called: a response
+	// the killed leader wrote just before the kill still arrives after it,
+	// so the outage ends only with a produce sent after the process died.
+	type ack struct{ sent, acked time.Time }
+	var acks []ack
 	var produceErr error
 	pctx, stopProduce := context.WithCancel(ctx)
 	produced := make(chan struct{})
@@ -423,10 +433,11 @@ func (s *adminSuite) caseR2(ctx context.Context, sec *section) error {
 		defer close(produced)
 		value := make([]byte, 1024)
 		for pctx.Err() == nil {
+			sent := time.Now()
 			err := pcl.ProduceSync(pctx, &kgo.Record{Value: value}).FirstErr()
 			mu.Lock()
 			if err == nil {
-				acks = append(acks, time.Now())
+				acks = append(acks, ack{sent, time.Now()})
 			} else if pctx.Err() == nil && produceErr == nil {
 				produceErr = err
 			}
@@ -434,12 +445,12 @@ func (s *adminSuite) caseR2(ctx context.Context, sec *section) error {
 		}
 	}()
 	defer func() { stopProduce(); <-produced }()
-	// firstAckAfter waits for an acknowledgement later than t.
+	// firstAckAfter waits for an acknowledgement of a produce sent after t.
 	firstAckAfter := func(t time.Time, limit time.Duration) error {
 		deadline := time.Now().Add(limit)
 		for {
 			mu.Lock()
-			ok := len(acks) > 0 && acks[len(acks)-1].After(t)
+			ok := len(acks) > 0 && acks[len(acks)-1].sent.After(t)
 			perr := produceErr
 			mu.Unlock()
 			if ok {
@@ -477,7 +488,9 @@ func (s *adminSuite) caseR2(ctx context.Context, sec *section) error {
 				survivors = append(survivors, "127.0.0.1:"+strconv.Itoa(p))
 			}
 		}
-		wcl, err := kgo.NewClient(kgo.SeedBrokers(survivors...))
+		// kadm's Metadata is answered from kgo's cache for MetadataMinAge
+		// (5 s by default), which would hide when the leader changed.
+		wcl, err := kgo.NewClient(kgo.SeedBrokers(survivors...), kgo.MetadataMinAge(10*time.Millisecond))
 		if err != nil {
 			return o, err
 		}
@@ -516,12 +529,12 @@ func (s *adminSuite) caseR2(ctx context.Context, sec *section) error {
 		mu.Lock()
 		prev := t0
 		for _, a := range acks {
-			if !a.After(t0) {
+			if !a.acked.After(t0) {
 				continue
 			}
-			o.Unavailable = math.Max(o.Unavailable, ms(a.Sub(prev)))
-			prev = a
-			if a.After(exited) {
+			o.Unavailable = math.Max(o.Unavailable, ms(a.acked.Sub(prev)))
+			prev = a.acked
+			if a.sent.After(exited) {
 				break
 			}
 		}
@@ -565,8 +578,8 @@ func (s *adminSuite) caseR2(ctx context.Context, sec *section) error {
 		"1-partition topic with replicas [1,2,3] and `min.insync.replicas=2`. One kgo producer sends 1 KiB records with acks=all, "+
 		"one ProduceSync at a time, for the whole case (MetadataMinAge and retry backoff 50 ms, so kgo's 5 s metadata floor does "+
 		"not make up the outage). Each time the partition's current leader (with all three replicas in the ISR) gets the signal; "+
-		"**unavailable** = the longest a produce waited for its acknowledgement, from the signal to the first acknowledgement "+
-		"after the process had gone; **new leader** = signal → Metadata from a surviving broker names another leader (polled "+
+		"**unavailable** = the longest gap without an acknowledgement, from the signal to the first acknowledgement "+
+		"of a produce sent after the process had gone; **new leader** = signal → Metadata from a surviving broker names another leader (polled "+
 		"every 10 ms). The stopped broker is then restarted on its data and port and rejoins the ISR before the next stop.\n\n", rc.sessionMs)
 	sec.printf(pctHeader)
 	sec.printf("%s", pctRow("kill -9: unavailable (ms)", col(kills, func(o r2Outage) float64 { return o.Unavailable }), "%.0f"))
@@ -673,7 +686,7 @@ func (s *adminSuite) r3Catchup(ctx context.Context, size int64, run *r3Run) erro
 	if _, _, err := workload.Preload(ctx, workload.Spec{Addr: c.brokers[0].Addr, Topic: topic, RecordBytes: 1024, PreloadBytes: size}); err != nil {
 		return fmt.Errorf("preload: %w", err)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.MetadataMinAge(10*time.Millisecond))
 	if err != nil {
 		return err
 	}
