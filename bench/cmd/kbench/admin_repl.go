@@ -383,6 +383,9 @@ type r2Outage struct {
 	// NewLeader: signal → Metadata from a surviving broker first names
 	// another leader (polled every 10 ms), the broker side of the outage.
 	NewLeader float64
+	// Controller: the stopped leader was also the controller, so a new
+	// controller had to be elected before it could elect a leader.
+	Controller bool
 }
 
 // caseR2 is unavailability after kill -9 and SIGTERM of a partition leader.
@@ -499,6 +502,13 @@ func (s *adminSuite) caseR2(ctx context.Context, sec *section) error {
 		if _, _, err := partitionState(ctx, wadm, topic); err != nil { // connect before the clock starts
 			return o, err
 		}
+		mctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		md, err := adm.BrokerMetadata(mctx)
+		cancel()
+		if err != nil {
+			return o, err
+		}
+		o.Controller = md.Controller == leader
 		t0 := time.Now()
 		if err := b.Signal(sig); err != nil {
 			return o, err
@@ -559,8 +569,8 @@ func (s *adminSuite) caseR2(ctx context.Context, sec *section) error {
 		if err != nil {
 			return fmt.Errorf("%s %d: %w", sig, i+1, err)
 		}
-		fmt.Fprintf(os.Stderr, "kbench: R2 %s of leader %d: unavailable %.0f ms (exited %.0f ms, new leader in metadata %.0f ms)\n",
-			o.Signal, o.Leader, o.Unavailable, o.Exited, o.NewLeader)
+		fmt.Fprintf(os.Stderr, "kbench: R2 %s of leader %d (controller %v): unavailable %.0f ms (exited %.0f ms, new leader in metadata %.0f ms)\n",
+			o.Signal, o.Leader, o.Controller, o.Unavailable, o.Exited, o.NewLeader)
 		if sig == syscall.SIGKILL {
 			kills = append(kills, o)
 		} else {
@@ -584,6 +594,16 @@ func (s *adminSuite) caseR2(ctx context.Context, sec *section) error {
 	sec.printf(pctHeader)
 	sec.printf("%s", pctRow("kill -9: unavailable (ms)", col(kills, func(o r2Outage) float64 { return o.Unavailable }), "%.0f"))
 	sec.printf("%s", pctRow("kill -9: new leader in metadata (ms)", col(kills, func(o r2Outage) float64 { return o.NewLeader }), "%.0f"))
+	var ctrl, plain []r2Outage
+	for _, o := range kills {
+		if o.Controller {
+			ctrl = append(ctrl, o)
+		} else {
+			plain = append(plain, o)
+		}
+	}
+	sec.printf("%s", pctRow("kill -9 of a leader that was also the controller: unavailable (ms)", col(ctrl, func(o r2Outage) float64 { return o.Unavailable }), "%.0f"))
+	sec.printf("%s", pctRow("kill -9 of a leader that was not the controller: unavailable (ms)", col(plain, func(o r2Outage) float64 { return o.Unavailable }), "%.0f"))
 	sec.printf("%s", pctRow("SIGTERM: unavailable (ms)", col(terms, func(o r2Outage) float64 { return o.Unavailable }), "%.0f"))
 	sec.printf("%s", pctRow("SIGTERM: new leader in metadata (ms)", col(terms, func(o r2Outage) float64 { return o.NewLeader }), "%.0f"))
 	sec.printf("%s", pctRow("SIGTERM: signal → process exited (ms)", col(terms, func(o r2Outage) float64 { return o.Exited }), "%.0f"))
