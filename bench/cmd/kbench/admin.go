@@ -110,6 +110,16 @@ func runAdminSuite(o options) int {
 	if !o.prefaultSet {
 		o.prefaultBytes = 0 // kbroker against kbroker: no first-touch bias between sides
 	}
+	// The replication cases write and copy logs as B2 does, so they hold
+	// freed guest pages backed as the throughput suite does (guestpages.go).
+	guest := ""
+	if selectedID("R1", o.pc.only) || selectedID("R2", o.pc.only) || selectedID("R3", o.pc.only) {
+		gp := holdGuestPages(o.holdGuestPages)
+		if gp.restore != nil {
+			defer gp.restore()
+		}
+		guest = gp.state
+	}
 	r, root, err := setup(ctx, o, broker.Kbroker, broker.Kbroker, tmp)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kbench:", err)
@@ -172,6 +182,9 @@ func runAdminSuite(o options) int {
 	fmt.Fprintf(s.out, "- Command: `%s` (took %s)\n", strings.TrimSpace(cmdline), took.Round(time.Second))
 	fmt.Fprintf(s.out, "- Machine: %d CPUs, %s, %s RAM, Linux %s, %s\n", m.NumCPU, m.CPUModel, m.MemTotal, m.Kernel, m.Go)
 	fmt.Fprintf(s.out, "- Tree: %s\n", m.Tree)
+	if guest != "" {
+		fmt.Fprintf(s.out, "- Guest memory: %s\n", guest)
+	}
 	fmt.Fprintf(s.out, "- Every run on a fresh kbroker process (bbolt metadata store), client and broker on loopback sharing the cores\n")
 	for _, sec := range secs {
 		fmt.Fprintf(s.out, "\n#### %s\n\n%s", sec.title, sec.body.String())
