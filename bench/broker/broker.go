@@ -8,7 +8,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -73,6 +75,10 @@ type StartOptions struct {
 	// SASLPlaintext adds a SASL_PLAINTEXT listener on a second free port
 	// (Broker.SASLAddr); SASL settings go in Props.
 	SASLPlaintext bool
+	// Port is the PLAINTEXT listener's port; 0 picks a free one. A broker
+	// restarted on its old port keeps the address clients and other
+	// brokers already know (the replication cases restart killed brokers).
+	Port int
 	// NoWait returns as soon as the process is started, without waiting
 	// for it to answer (the caller times the start itself).
 	NoWait bool
@@ -166,7 +172,10 @@ func (b *Broker) startKfake(ctx context.Context, bin string) error {
 // binding :0 and releasing it. Another process could grab it in between;
 // on a benchmark box that is rare and shows up as a start failure.
 func (b *Broker) startKbroker(_ context.Context, bin string) error {
-	port, err := freePort()
+	port, err := b.opts.Port, error(nil)
+	if port == 0 {
+		port, err = freePort()
+	}
 	if err != nil {
 		return err
 	}
@@ -223,6 +232,18 @@ func freePort() (int, error) {
 
 // Pid is the broker process id.
 func (b *Broker) Pid() int { return b.child.Pid() }
+
+// Signal sends sig to the broker process (not its process group): the
+// replication cases kill -9 a leader, or SIGTERM it for a controlled
+// shutdown, and wait on Exited.
+func (b *Broker) Signal(sig syscall.Signal) error { return syscall.Kill(b.Pid(), sig) }
+
+// Port is the PLAINTEXT listener's port.
+func (b *Broker) Port() int {
+	_, p, _ := net.SplitHostPort(b.Addr)
+	n, _ := strconv.Atoi(p)
+	return n
+}
 
 // Exited is closed if the broker process dies.
 func (b *Broker) Exited() <-chan struct{} { return b.child.Done() }

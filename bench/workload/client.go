@@ -25,6 +25,15 @@ func producerOpts(addr, topic string, recordBytes int, idempotent bool) []kgo.Op
 	return append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
 }
 
+// withAcks appends acks=all when spec asks for it; kgo applies options in
+// order, so it replaces producerOpts' acks=1 and keeps idempotence off.
+func withAcks(opts []kgo.Opt, spec Spec) []kgo.Opt {
+	if spec.AcksAll {
+		return append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
+	}
+	return opts
+}
+
 // bufferedRecords keeps the producer's buffer at about 64 MiB (65536 × 1 KiB,
 // the setting the reference kfake numbers were taken with) for every record
 // size, so 16 KiB records do not queue a gigabyte and 100 B records still

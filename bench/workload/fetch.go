@@ -59,6 +59,14 @@ func Fetch(ctx context.Context, spec Spec, mark Mark) (Result, error) {
 	return res, nil
 }
 
+// Preload writes spec.PreloadBytes of spec.RecordBytes records to
+// spec.Topic with the B1 producer settings, as B2's preload does, and
+// returns the record count and how long it took (R3 preloads a leader in
+// kbench's own process).
+func Preload(ctx context.Context, spec Spec) (int64, time.Duration, error) {
+	return preloadTopic(ctx, spec)
+}
+
 // preloadTopic produces PreloadBytes worth of records with the B1 producer
 // settings and waits until every one is acknowledged.
 func preloadTopic(ctx context.Context, spec Spec) (int64, time.Duration, error) {

@@ -14,7 +14,7 @@ import (
 // queue and each sample is one produce round trip through client, kernel and
 // broker. Latency under saturation would only measure buffer depth.
 func Latency(ctx context.Context, spec Spec, mark Mark) (Result, error) {
-	cl, err := kgo.NewClient(producerOpts(spec.Addr, spec.Topic, spec.RecordBytes, false)...)
+	cl, err := kgo.NewClient(withAcks(producerOpts(spec.Addr, spec.Topic, spec.RecordBytes, false), spec)...)
 	if err != nil {
 		return Result{}, err
 	}

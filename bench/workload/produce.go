@@ -44,7 +44,7 @@ func (c *counter) snap() snapshot {
 // acknowledgements (not sends) is what the plan asks for: a broker that
 // buffers without answering gains nothing.
 func Produce(ctx context.Context, spec Spec, mark Mark) (Result, error) {
-	opts := producerOpts(spec.Addr, spec.Topic, spec.RecordBytes, spec.Idempotent)
+	opts := withAcks(producerOpts(spec.Addr, spec.Topic, spec.RecordBytes, spec.Idempotent), spec)
 	if spec.ClientID != "" {
 		opts = append(opts, kgo.ClientID(spec.ClientID))
 	}

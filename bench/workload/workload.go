@@ -55,6 +55,10 @@ type Spec struct {
 	PreloadBytes  int64         // fetch: payload bytes to produce before fetching
 	FetchMaxBytes int32         // fetch: FetchMaxBytes and FetchMaxPartitionBytes
 	Idempotent    bool          `json:",omitempty"` // produce: kgo's idempotent defaults (producerOpts)
+	// AcksAll: produce and latency ask for acks=all, everything else as B1
+	// and B3 (idempotence off, one request in flight): R1 compares it with
+	// acks=1 on one broker, so only the acknowledgement may differ.
+	AcksAll bool `json:",omitempty"`
 
 	// Group workloads (group.go).
 	Partitions        int32         `json:",omitempty"` // partitions of Topic (0: 1)

@@ -38,6 +38,7 @@ type adminConfig struct {
 	acls       int           // ACL case: ACLs loaded
 	aclPairs   int           // ACL case: pairs of produce runs
 	profileDir string        // write broker CPU profiles here
+	repl       replConfig    // R1–R3 (admin_repl.go)
 }
 
 func registerAdminFlags(c *adminConfig) {
@@ -54,6 +55,7 @@ func registerAdminFlags(c *adminConfig) {
 	flag.IntVar(&c.coldStarts, "cold-starts", 5, "admin suite: B9 broker restarts timed")
 	flag.IntVar(&c.acls, "acls", 10000, "admin suite: ACLs loaded for the ACL produce case")
 	flag.IntVar(&c.aclPairs, "acl-pairs", 3, "admin suite: ACL case pairs of produce runs, without and with the authorizer and its ACLs")
+	c.registerReplFlags()
 	flag.StringVar(&c.profileDir, "profile", "", "directory for kbroker CPU profiles (pprof on metrics.listener): one per measured case (admin suite) or per measured kbroker run (throughput suite)")
 }
 
@@ -75,6 +77,7 @@ func (c *adminConfig) applyQuick(set map[string]bool) {
 	q("alters", func() { c.alters = 20 })
 	q("cold-starts", func() { c.coldStarts = 2 })
 	q("acl-pairs", func() { c.aclPairs = 1 })
+	c.applyReplQuick(q)
 }
 
 // adminSuite runs the admin cases.
@@ -106,6 +109,16 @@ func runAdminSuite(o options) int {
 	defer broker.KillAll()
 	if !o.prefaultSet {
 		o.prefaultBytes = 0 // kbroker against kbroker: no first-touch bias between sides
+	}
+	// The replication cases write and copy logs as B2 does, so they hold
+	// freed guest pages backed as the throughput suite does (guestpages.go).
+	guest := ""
+	if selectedID("R1", o.pc.only) || selectedID("R2", o.pc.only) || selectedID("R3", o.pc.only) {
+		gp := holdGuestPages(o.holdGuestPages)
+		if gp.restore != nil {
+			defer gp.restore()
+		}
+		guest = gp.state
 	}
 	r, root, err := setup(ctx, o, broker.Kbroker, broker.Kbroker, tmp)
 	if err != nil {
@@ -140,7 +153,10 @@ func runAdminSuite(o options) int {
 		{"B9 configs", s.caseB9Configs},
 		{"SCRAM", s.caseSCRAM},
 		{"ACL produce", s.caseACLProduce},
-		{"G4 groups", s.caseG4}, // admin_groups.go
+		{"G4 groups", s.caseG4},   // admin_groups.go
+		{"R1 acks=all", s.caseR1}, // admin_repl.go
+		{"R2 leader stop", s.caseR2},
+		{"R3 catch-up", s.caseR3},
 	}
 	var secs []*section
 	for _, c := range all {
@@ -166,6 +182,9 @@ func runAdminSuite(o options) int {
 	fmt.Fprintf(s.out, "- Command: `%s` (took %s)\n", strings.TrimSpace(cmdline), took.Round(time.Second))
 	fmt.Fprintf(s.out, "- Machine: %d CPUs, %s, %s RAM, Linux %s, %s\n", m.NumCPU, m.CPUModel, m.MemTotal, m.Kernel, m.Go)
 	fmt.Fprintf(s.out, "- Tree: %s\n", m.Tree)
+	if guest != "" {
+		fmt.Fprintf(s.out, "- Guest memory: %s\n", guest)
+	}
 	fmt.Fprintf(s.out, "- Every run on a fresh kbroker process (bbolt metadata store), client and broker on loopback sharing the cores\n")
 	for _, sec := range secs {
 		fmt.Fprintf(s.out, "\n#### %s\n\n%s", sec.title, sec.body.String())
