@@ -16,6 +16,7 @@ package api
 
 import (
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -37,16 +38,7 @@ func handleMetadata(ctx context.Context, s *Server, c *wire.Conn, r *wire.Reques
 	resp.ControllerID = s.controllerID()
 
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
-		// Sized once: grown by appends, an answer of 10,000 topics would
-		// copy itself a dozen times.
-		resp.Topics = make([]kmsg.MetadataResponseTopic, 0, snap.TopicCount())
-		for _, t := range snap.AllTopics() {
-			if s.allowed(c, auth.OpDescribe, auth.ResourceTopic, t.Name) { // unauthorized topics are left out
-				resp.Topics = append(resp.Topics, s.topicMetadata(snap, live, t))
-			}
-		}
-		s.fillMetadataAuthorizedOps(c, req, resp)
-		return resp, nil
+		return s.allTopicsMetadata(c, req, resp, snap, live), nil
 	}
 	autoCreate := s.Broker.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
 	for _, rt := range req.Topics {
@@ -130,15 +122,21 @@ func brokerList(live map[int32]*meta.Broker, listener string) []kmsg.MetadataRes
 // until it is back.
 func (s *Server) topicMetadata(snap *meta.Snapshot, live map[int32]*meta.Broker, t *meta.Topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
-	name := t.Name
-	mt.Topic = &name
+	s.fillTopicMetadata(&mt, snap, live, t)
+	return mt
+}
+
+// fillTopicMetadata is topicMetadata into mt, a topic in its default
+// state, reusing the room of mt.Partitions.
+func (s *Server) fillTopicMetadata(mt *kmsg.MetadataResponseTopic, snap *meta.Snapshot, live map[int32]*meta.Broker, t *meta.Topic) {
+	mt.Topic = &t.Name
 	mt.TopicID = t.ID
-	mt.IsInternal = internalTopic(name)
-	mt.Partitions = make([]kmsg.MetadataResponseTopicPartition, t.Partitions)
+	mt.IsInternal = internalTopic(t.Name)
+	mt.Partitions = slices.Grow(mt.Partitions[:0], int(t.Partitions))[:t.Partitions]
 	for p := int32(0); p < t.Partitions; p++ {
 		st := s.Logs.State(snap, t, p, live)
 		mp := &mt.Partitions[p]
-		mp.Default()
+		*mp = kmsg.NewMetadataResponseTopicPartition() // no error left from the topic before
 		mp.Partition = p
 		mp.Leader, mp.LeaderEpoch = st.Leader, st.LeaderEpoch
 		mp.Replicas, mp.ISR, mp.OfflineReplicas = st.Replicas, st.ISR, st.OfflineReplicas
@@ -146,5 +144,73 @@ func (s *Server) topicMetadata(snap *meta.Snapshot, live map[int32]*meta.Broker,
 			mp.ErrorCode = kerr.LeaderNotAvailable.Code
 		}
 	}
-	return mt
+}
+
+// allTopicsMetadata answers a request for every topic. With 100,000
+// partitions that answer is megabytes: its topics are described and
+// encoded one at a time while the response is written (wire/splice.go),
+// so the 100,000 partition structs never exist together. The handler
+// only chooses the topics (authorization) and their operation bits.
+func (s *Server) allTopicsMetadata(c *wire.Conn, req *kmsg.MetadataRequest, resp *kmsg.MetadataResponse, snap *meta.Snapshot, live map[int32]*meta.Broker) kmsg.Response {
+	all := &allTopicsResponse{MetadataResponse: resp, s: s, snap: snap, live: live}
+	all.topics = make([]*meta.Topic, 0, snap.TopicCount())
+	for _, t := range snap.AllTopics() {
+		if s.allowed(c, auth.OpDescribe, auth.ResourceTopic, t.Name) { // unauthorized topics are left out
+			all.topics = append(all.topics, t)
+		}
+	}
+	if req.Version >= 8 && req.IncludeTopicAuthorizedOperations {
+		all.operations = make([]int32, len(all.topics))
+		for i, t := range all.topics {
+			all.operations[i] = s.authorizedOperations(c, auth.ResourceTopic, t.Name)
+		}
+	}
+	s.fillMetadataAuthorizedOps(c, req, resp) // the cluster's bits; resp has no topics
+	return all
+}
+
+// allTopicsResponse is a MetadataResponse whose topics are described while
+// it is encoded. Topics stays empty; everything else is encoded as is.
+type allTopicsResponse struct {
+	*kmsg.MetadataResponse
+	s          *Server
+	snap       *meta.Snapshot
+	live       map[int32]*meta.Broker
+	topics     []*meta.Topic
+	operations []int32 // topic i's KIP-430 bits when asked for, else nil
+}
+
+func (r *allTopicsResponse) AppendTo(dst []byte) []byte {
+	after := metadataAfterTopics(r.Version)
+	one := kmsg.NewPtrMetadataResponse()
+	one.Version = r.Version
+	one.Topics = []kmsg.MetadataResponseTopic{}
+	enc := wire.NewElementEncoderBefore(one, after)
+	one.Topics = []kmsg.MetadataResponseTopic{kmsg.NewMetadataResponseTopic()}
+	mt := &one.Topics[0]
+	return wire.AppendArrayResponseBefore(dst, r.MetadataResponse, len(r.topics), after, func(dst []byte, i int) []byte {
+		r.s.fillTopicMetadata(mt, r.snap, r.live, r.topics[i])
+		if r.operations != nil {
+			mt.AuthorizedOperations = r.operations[i]
+		}
+		return append(dst, enc.Element()...)
+	})
+}
+
+// metadataAfterTopics is the length of what follows the topics array in a
+// MetadataResponse of the given version without unknown tags: the
+// cluster's authorized operations (v8–v10), the top-level error code
+// (v13+) and the tag section (flexible, v9+).
+func metadataAfterTopics(version int16) int {
+	n := 0
+	if version >= 8 && version <= 10 {
+		n += 4
+	}
+	if version >= 13 {
+		n += 2
+	}
+	if version >= 9 {
+		n++
+	}
+	return n
 }

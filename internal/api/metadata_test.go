@@ -1,10 +1,15 @@
 package api_test
 
 import (
+	"bytes"
 	"fmt"
+	"math"
+	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -60,6 +65,65 @@ func TestRacingAutoCreatingMetadataRequestsNeverAnswerTopicExists(t *testing.T) 
 		for i, code := range codes {
 			if code != 0 && code != kerr.LeaderNotAvailable.Code && code != -2 {
 				t.Fatalf("%s: racer %d answered %v, want the topic or LEADER_NOT_AVAILABLE", topic, i, kerr.ErrorForCode(code))
+			}
+		}
+	}
+}
+
+// TestAllTopicsMetadataSplicedIsKmsgEncoding: the answer to a request for
+// every topic is encoded topic by topic (allTopicsResponse); in every
+// version, with and without the KIP-430 bits, its bytes must be what kmsg
+// writes for the response it decodes to, and its topics what the
+// struct-built answer naming each topic gives.
+func TestAllTopicsMetadataSplicedIsKmsgEncoding(t *testing.T) {
+	br := brokertest.Start(t, nil)
+	adm := kadm.NewClient(testkit.Client(t, br.Addr()))
+	// Topics of unlike sizes: the encoder reserves room from the first.
+	for i, n := range []int32{1, 7, 3, 12} {
+		testkit.CreateTopic(t, adm, fmt.Sprintf("spliced-%d-%s", i, strings.Repeat("x", i*9)), n, nil)
+	}
+	conn := testkit.Dial(t, br.Addr())
+	for version := int16(0); version <= 13; version++ {
+		for _, ops := range []bool{false, true} {
+			if ops && version < 8 {
+				continue
+			}
+			all := kmsg.NewPtrMetadataRequest()
+			all.Version = version
+			all.IncludeTopicAuthorizedOperations, all.IncludeClusterAuthorizedOperations = ops, ops
+			if version == 0 {
+				all.Topics = []kmsg.MetadataRequestTopic{} // v0's "every topic"
+			}
+			corr := conn.Send(all)
+			got, body, err := conn.ReadFrame()
+			if err != nil || got != corr {
+				t.Fatalf("v%d: reading the answer: corr %d (want %d), %v", version, got, corr, err)
+			}
+			resp := testkit.DecodeResponse(t, all, body).(*kmsg.MetadataResponse)
+			if resp.IsFlexible() {
+				body = body[1:] // the response header's tag section
+			}
+			if again := resp.AppendTo(nil); !bytes.Equal(again, body) {
+				t.Fatalf("v%d ops=%v: %d bytes answered, kmsg encodes what they decode to in %d", version, ops, len(body), len(again))
+			}
+			if len(resp.Topics) != 4 {
+				t.Fatalf("v%d: %d topics answered, want 4", version, len(resp.Topics))
+			}
+
+			named := kmsg.NewPtrMetadataRequest()
+			named.Version = version
+			named.IncludeTopicAuthorizedOperations, named.IncludeClusterAuthorizedOperations = ops, ops
+			for _, mt := range resp.Topics {
+				rt := kmsg.NewMetadataRequestTopic()
+				rt.Topic = mt.Topic
+				named.Topics = append(named.Topics, rt)
+			}
+			want := conn.RoundTrip(named).(*kmsg.MetadataResponse)
+			if !reflect.DeepEqual(want.Topics, resp.Topics) || want.AuthorizedOperations != resp.AuthorizedOperations {
+				t.Fatalf("v%d ops=%v: every topic's answer differs from the named topics' answer:\n%+v\nwant\n%+v", version, ops, resp.Topics, want.Topics)
+			}
+			if ops && resp.Topics[0].AuthorizedOperations == math.MinInt32 {
+				t.Fatalf("v%d: topic authorized operations asked for, not given", version)
 			}
 		}
 	}

@@ -106,6 +106,15 @@ type session struct {
 	order *list.List // of *cached, the order partitions are fetched in
 	index map[Key]*list.Element
 
+	// listed is order as Begin hands it to a fetch (the requests and their
+	// elements), kept while nothing changes: an idle consumer's
+	// incremental fetches name no partition and move none, and would
+	// otherwise copy 1,000 partitions out of the list each time. Never
+	// changed once built (a fetch may still read it): any change to order
+	// or its parameters drops it.
+	listed      []Request
+	listedElems []*list.Element
+
 	// Set when the session was last touched, as Kafka's trees are: whether
 	// any new session, or only a privileged one, may evict it, and the
 	// partitions it counted for in the cache's total.
@@ -209,6 +218,9 @@ func (c *Cache) Begin(version int16, sessionID, epoch int32, follower bool, part
 		f.kind, f.ErrorCode = sessionError, kerr.FetchSessionTopicIDError.Code
 		return f
 	}
+	if len(partitions) > 0 || len(forgotten) > 0 {
+		s.dropListing()
+	}
 	for _, r := range partitions {
 		if e := s.index[r.Key]; e != nil {
 			e.Value.(*cached).Params = r.Params
@@ -234,14 +246,21 @@ func (c *Cache) Begin(version int16, sessionID, epoch int32, follower bool, part
 	s.epoch = nextEpoch(s.epoch)
 	f.kind, f.sess, f.SessionID, f.Incremental = incremental, s, s.id, true
 	f.epoch = s.epoch
-	f.partitions = make([]Request, 0, s.order.Len())
-	f.elems = make([]*list.Element, 0, s.order.Len())
-	for e := s.order.Front(); e != nil; e = e.Next() {
-		f.partitions = append(f.partitions, e.Value.(*cached).Request)
-		f.elems = append(f.elems, e)
+	if s.listed == nil {
+		s.listed = make([]Request, 0, s.order.Len())
+		s.listedElems = make([]*list.Element, 0, s.order.Len())
+		for e := s.order.Front(); e != nil; e = e.Next() {
+			s.listed = append(s.listed, e.Value.(*cached).Request)
+			s.listedElems = append(s.listedElems, e)
+		}
 	}
+	f.partitions, f.elems = s.listed, s.listedElems
 	return f
 }
+
+// dropListing forgets the listing of order, about to change. Caller holds
+// the cache's mutex.
+func (s *session) dropListing() { s.listed, s.listedElems = nil, nil }
 
 // Partitions are the partitions to read, in the order to read them: the
 // request's for a full fetch, every partition of the session for an
@@ -298,6 +317,7 @@ func (f *Fetch) Finish(results []Result, now time.Time) (include []bool) {
 		cp := e.Value.(*cached)
 		if cp.mustAnswer(r) {
 			include[i] = true
+			s.dropListing()
 			s.order.MoveToBack(e)
 		}
 	}

@@ -228,3 +228,33 @@ func TestFinishAfterALaterIncrementalFetchForgotAPartition(t *testing.T) {
 		t.Fatalf("cache %+v; want 1 partition after 2 incremental fetches", st)
 	}
 }
+
+// Idle incremental fetches share one listing of the session; a fetch that
+// names a partition, or an answer that moves one, lists it anew, in the
+// new order and with the new parameters, while the listing an earlier
+// fetch holds stays as it was.
+func TestIdleIncrementalFetchesShareTheListing(t *testing.T) {
+	c := NewCache(10)
+	id := open(t, c, 12, 10, req("a", 0, 0), req("a", 1, 0), req("a", 2, 0))
+	idle := []Result{{HighWatermark: 10}, {HighWatermark: 10}, {HighWatermark: 10}}
+	first := c.Begin(12, id, 1, false, nil, nil, t0)
+	first.Finish(idle, t0)
+	second := c.Begin(12, id, 2, false, nil, nil, t0)
+	if &first.Partitions()[0] != &second.Partitions()[0] {
+		t.Fatal("an idle incremental fetch copied the session's partitions again")
+	}
+	// Partition 1 gets records: answered, so moved to the back.
+	if inc := second.Finish([]Result{{HighWatermark: 10}, {HighWatermark: 12, HasRecords: true}, {HighWatermark: 10}}, t0); !slices.Equal(inc, []bool{false, true, false}) {
+		t.Fatalf("included %v", inc)
+	}
+	third := c.Begin(12, id, 3, false, []Request{req("a", 1, 12)}, nil, t0)
+	if got := keys(third.Partitions()); !slices.Equal(got, []string{"a-0", "a-2", "a-1"}) {
+		t.Fatalf("after an answer moved a-1: reads %v", got)
+	}
+	if p := third.Partitions()[2]; p.FetchOffset != 12 {
+		t.Fatalf("a-1 read from %d, want the named 12", p.FetchOffset)
+	}
+	if got := keys(second.Partitions()); !slices.Equal(got, []string{"a-0", "a-1", "a-2"}) || second.Partitions()[1].FetchOffset != 0 {
+		t.Fatalf("the earlier fetch's listing changed under it: %v", second.Partitions())
+	}
+}

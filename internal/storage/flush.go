@@ -55,6 +55,9 @@ func (l *Log) flushLocked(now time.Time) error {
 	if l.sealFailed.Load() {
 		return fmt.Errorf("%w: flushing %s: a rolled segment failed to sync", ErrStorage, l.dir)
 	}
+	if err := l.creation.sync(); err != nil {
+		return err
+	}
 	if err := end.seg.sync(); err != nil && !errors.Is(err, errSegmentGone) {
 		return err
 	}

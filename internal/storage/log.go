@@ -69,8 +69,9 @@ type Log struct {
 	appendMu sync.Mutex
 	cfg      Config // guarded by appendMu
 	ps       *producerState
-	epoch    atomic.Int32 // partition leader epoch stamped into batches
-	epochs   *epochCache  // the first offset of each leader epoch (epochs.go)
+	epoch    atomic.Int32  // partition leader epoch stamped into batches
+	epochs   *epochCache   // the first offset of each leader epoch (epochs.go)
+	creation *creationSync // nil, or this log's small files, unsynced until its first data fsync
 
 	// mu guards the segment list and closed. Writers replace the slice (append or
 	// reslice from the front), never modify its elements in place, so a reader may
@@ -138,7 +139,12 @@ type AppendResult struct {
 // rebuilt if damaged, and the idempotent-producer state is loaded from the newest
 // snapshot plus the batches after it (or, without a usable snapshot, rebuilt from
 // every batch header).
-func Open(dir string, cfg Config) (*Log, error) {
+func Open(dir string, cfg Config) (*Log, error) { return open(dir, cfg, nil) }
+
+// open is Open for a log whose directory the Manager may have just created
+// (creation non-nil: its small files are synced before its first records
+// are, creation.go).
+func open(dir string, cfg Config, creation *creationSync) (*Log, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
@@ -167,6 +173,7 @@ func Open(dir string, cfg Config) (*Log, error) {
 	l.loadLogStart()
 	l.firstDirty.Store(readCleanerCheckpoint(dir))
 	l.epochs = loadEpochs(dir, l.logStart.Load(), l.end.Load().offset)
+	l.creation, l.epochs.creation = creation, creation
 	l.hw.Store(l.end.Load().offset)
 	l.ps.onHighWatermark(l.end.Load().offset)
 	l.syncUnstable()
@@ -743,7 +750,10 @@ func (l *Log) roll() (*segment, error) {
 // sealSegment seals a rolled segment unless it was closed meanwhile (the
 // segment deleted or replaced by the cleaner). It reports success.
 func (l *Log) sealSegment(s *segment) bool {
-	err := s.seal()
+	err := l.creation.sync()
+	if err == nil {
+		err = s.seal()
+	}
 	if err != nil && !errors.Is(err, errSegmentGone) {
 		l.sealFailed.Store(true)
 	}
@@ -884,7 +894,10 @@ func (l *Log) Close() error {
 	l.sealing.Wait()
 	active := segs[len(segs)-1]
 	end := l.end.Load().offset
-	err := active.seal()
+	err := l.creation.sync()
+	if err == nil {
+		err = active.seal()
+	}
 	if err == nil && !l.sealFailed.Load() {
 		err = writeSnapshot(l.dir, end, l.ps.encodeSnapshot())
 	}

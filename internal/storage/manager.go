@@ -134,16 +134,18 @@ func (m *Manager) Log(topic string, partition int32, topicID [16]byte, cfg Confi
 			break
 		}
 	}
+	var creation *creationSync // a log created now defers its fsyncs (creation.go)
 	if dir == "" {
 		dir = filepath.Join(m.leastLoadedDir(), name)
+		creation = newCreationSync(dir)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
-	if err := writeTopicID(dir, topicID); err != nil {
+	if err := writeTopicID(dir, topicID, creation); err != nil {
 		return nil, err
 	}
-	l, err := Open(dir, cfg)
+	l, err := open(dir, cfg, creation)
 	if err != nil {
 		return nil, err
 	}
@@ -497,13 +499,13 @@ func (m *Manager) Close() error {
 //	topic_id: <topic id, base64url without padding>
 func encodeTopicID(id [16]byte) string { return base64.RawURLEncoding.EncodeToString(id[:]) }
 
-func writeTopicID(dir string, id [16]byte) error {
+func writeTopicID(dir string, id [16]byte, creation *creationSync) error {
 	p := filepath.Join(dir, partitionMetadataFile)
 	content := []byte("version: 0\ntopic_id: " + encodeTopicID(id) + "\n")
 	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, content) {
 		return nil
 	}
-	if err := replaceFile(p, content); err != nil {
+	if err := creation.replace(p, content); err != nil {
 		return fmt.Errorf("%w: writing %s: %v", ErrStorage, p, err)
 	}
 	return nil

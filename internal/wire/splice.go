@@ -10,8 +10,10 @@ package wire
 //
 // What the splicing relies on: the arrays spliced are the last field of
 // their structure, followed only by its tagged fields (one empty tag
-// section, a single zero byte, in flexible versions; nothing before); an
-// array's length takes as many bytes for 0 elements as for 1 (int32, or a
+// section, a single zero byte, in flexible versions; nothing before), or
+// by a few bytes the caller counts (the *Before variants: Metadata's
+// topics are followed by fixed-size fields in some versions); an array's
+// length takes as many bytes for 0 elements as for 1 (int32, or a
 // one-byte compact uvarint in flexible versions).
 //
 // It lives beside the response writer because it leans on the writer's
@@ -31,18 +33,37 @@ import (
 // ended an encoding: OpenTrailingArray writes its length, the caller
 // appends the elements, Close appends what followed the empty array.
 type TrailingArray struct {
-	tail    [1]byte
+	tail    [maxAfter]byte
 	tailLen int
 }
+
+// maxAfter bounds the bytes that may follow a spliced array: Metadata v13's
+// topics are followed by an int16 and the tag section, v8–v10's by an int32.
+const maxAfter = 8
 
 // OpenTrailingArray takes dst ending with the encoding of a structure
 // whose last field is an empty array, removes that array's length and the
 // tagged fields after it, and appends the length n instead.
 func OpenTrailingArray(dst []byte, flexible bool, n int) ([]byte, TrailingArray) {
-	var a TrailingArray
+	return OpenArrayBefore(dst, flexible, n, tagSection(flexible))
+}
+
+// tagSection is the length of an empty tag section: one byte in flexible
+// versions, none before.
+func tagSection(flexible bool) int {
+	if flexible {
+		return 1
+	}
+	return 0
+}
+
+// OpenArrayBefore is OpenTrailingArray for an empty array followed by
+// after bytes (at most 8) that end dst: they are kept for Close.
+func OpenArrayBefore(dst []byte, flexible bool, n, after int) ([]byte, TrailingArray) {
+	a := TrailingArray{tailLen: after}
 	lenLen := 4
 	if flexible {
-		a.tailLen, lenLen = 1, 1
+		lenLen = 1
 	}
 	copy(a.tail[:], dst[len(dst)-a.tailLen:])
 	dst = dst[:len(dst)-a.tailLen-lenLen]
@@ -58,7 +79,13 @@ func (a TrailingArray) Close(dst []byte) []byte { return append(dst, a.tail[:a.t
 // AppendArrayResponse appends resp, whose trailing array must be empty (not
 // null), with n elements in that array, each appended by elem.
 func AppendArrayResponse(dst []byte, resp kmsg.Response, n int, elem func(dst []byte, i int) []byte) []byte {
-	dst, arr := OpenTrailingArray(resp.AppendTo(dst), resp.IsFlexible(), n)
+	return AppendArrayResponseBefore(dst, resp, n, tagSection(resp.IsFlexible()), elem)
+}
+
+// AppendArrayResponseBefore is AppendArrayResponse for an array followed
+// by after bytes of resp's encoding.
+func AppendArrayResponseBefore(dst []byte, resp kmsg.Response, n, after int, elem func(dst []byte, i int) []byte) []byte {
+	dst, arr := OpenArrayBefore(resp.AppendTo(dst), resp.IsFlexible(), n, after)
 	for i := range n {
 		before := len(dst)
 		dst = elem(dst, i)
@@ -98,10 +125,13 @@ type ElementEncoder struct {
 // NewElementEncoder prepares an encoder for one, whose innermost trailing
 // array must be empty now: the prefix is measured from that encoding.
 func NewElementEncoder(one kmsg.Response, depth int) *ElementEncoder {
-	e := &ElementEncoder{one: one}
-	if one.IsFlexible() {
-		e.tail = depth
-	}
+	return NewElementEncoderBefore(one, depth*tagSection(one.IsFlexible()))
+}
+
+// NewElementEncoderBefore is NewElementEncoder for a response whose array
+// of one element is followed by after bytes of its encoding.
+func NewElementEncoderBefore(one kmsg.Response, after int) *ElementEncoder {
+	e := &ElementEncoder{one: one, tail: after}
 	e.buf = one.AppendTo(nil)
 	e.prefix = len(e.buf) - e.tail
 	return e
