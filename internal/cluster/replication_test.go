@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -439,4 +440,65 @@ func TestReturningLeaderTruncatesWhatTheNewLeaderNeverHad(t *testing.T) {
 	eventually(t, "the returning leader back in the ISR", func() bool {
 		return len(partitionsOf(t, tc.addr(2), "diverge")[0].ISR) == 2
 	})
+}
+
+// A follower whose leader restarted holds a dead connection to it; its
+// first fetch after that leader is elected again fails at once (EOF) and is
+// sent again, not after replica.fetch.backoff.ms: with a 20 s backoff and
+// min.insync.replicas 3, an acks=all produce to the re-elected leader would
+// otherwise wait for it.
+func TestFollowerOfARestartedLeaderFetchesWithoutBackingOff(t *testing.T) {
+	tc := startCluster(t, 3, config.Properties{"replica.fetch.backoff.ms": "20000", "auto.leader.rebalance.enable": "false"}, nil)
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "reelected", -1, -1
+	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	a.Partition, a.Replicas = 0, []int32{2, 1, 3}
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+	c := kmsg.NewCreateTopicsRequestTopicConfig()
+	c.Name, c.Value = "min.insync.replicas", kmsg.StringPtr("3")
+	rt.Configs = append(rt.Configs, c)
+	req.Topics = append(req.Topics, rt)
+	if got := send[*kmsg.CreateTopicsResponse](t, tc.addr(1), req).Topics[0]; got.ErrorCode != 0 {
+		t.Fatalf("creating: %v", kerr.ErrorForCode(got.ErrorCode))
+	}
+	tc.waitTopic(t, "reelected")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := newProducer(t, tc, kgo.RecordRetries(0))
+	produceWithin := func(what string, limit time.Duration) {
+		t.Helper()
+		start := time.Now()
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "reelected", Value: []byte(what)}).FirstErr(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if took := time.Since(start); took > limit {
+			t.Errorf("%s: acknowledged after %v, want under %v (replica.fetch.backoff.ms is 20 s)", what, took, limit)
+		}
+	}
+	produceWithin("first, broker 2 leading", 10*time.Second)
+
+	props := tc.brokers[1].Config().Props
+	if err := tc.brokers[1].Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "broker 1 leading", func() bool { return partitionsOf(t, tc.addr(1), "reelected")[0].Leader == 1 })
+	tc.brokers[1] = brokertest.StartWith(t, props)
+	eventually(t, "broker 2 back in the ISR", func() bool { return len(partitionsOf(t, tc.addr(1), "reelected")[0].ISR) == 3 })
+
+	adm := kadm.NewClient(newProducer(t, tc))
+	res, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{"reelected": {0: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ps := range res {
+		for _, r := range ps {
+			if r.Err != nil {
+				t.Fatalf("preferred election: %v", r.Err)
+			}
+		}
+	}
+	eventually(t, "broker 2 leading again", func() bool { return partitionsOf(t, tc.addr(1), "reelected")[0].Leader == 2 })
+	produceWithin("after broker 2 was elected again", 5*time.Second)
 }
