@@ -75,7 +75,7 @@ func TestScaleFigures(t *testing.T) {
 	report(fmt.Sprintf("DescribeConfigs of %d topics (all configs)", topics), "p50 %.0f ms, max %.0f ms, %d entries, %.1f MiB", pd[0], pd[1], dc.Items, mib(dc.ResponseBytes))
 
 	// Produce: the first write of each partition creates its log
-	// directory and files (fsynced), a cost of its own; then the same
+	// directory and files (synced at the log's first record fsync), a cost of its own; then the same
 	// bytes round-robin over all written partitions and over 10.
 	var many []topicPartition
 	for i := range written {
