@@ -26,10 +26,7 @@ import (
 // `__consumer_offsets` partitions and to the partition logs otherwise.
 func (b *Broker) startTransactions(parts *replica.Partitions, groups *group.Coordinator) *txn.Coordinator {
 	markers := func(ctx context.Context, m txn.Marker) error {
-		if m.Topic == group.Topic {
-			return groups.CompleteTransaction(ctx, m.Partition, m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch)
-		}
-		return b.writeDataMarker(ctx, parts, m)
+		return b.writeTxnMarker(ctx, parts, groups, m)
 	}
 	t := txn.New(txn.ConfigFrom(config.Layers{Static: b.cfg.Props}), txn.NewProducerIDs(b.store), markers,
 		coordinator.RealClock{}, b.loggers.Logger("kbroker.txn"))
@@ -59,11 +56,17 @@ func (b *Broker) startTransactions(parts *replica.Partitions, groups *group.Coor
 	return t
 }
 
-// writeDataMarker writes m to its partition: through the partition log
-// here when this broker leads it (the data plane keeps the LSO and the
-// aborted-transaction index), else as a WriteTxnMarkers request to the
-// leader, as Kafka's TransactionMarkerChannelManager does.
-func (b *Broker) writeDataMarker(ctx context.Context, parts *replica.Partitions, m txn.Marker) error {
+// writeTxnMarker writes m to its partition when this broker leads it:
+// through the group coordinator for a `__consumer_offsets` partition (it
+// settles the transaction's offsets), else through the partition log (the
+// data plane keeps the LSO and the aborted-transaction index). A partition
+// led by another broker, `__consumer_offsets` included, gets a
+// WriteTxnMarkers request to its leader, as Kafka's
+// TransactionMarkerChannelManager sends; the group coordinator here has no
+// shard for an offsets partition another broker leads, so a marker handed
+// to it would be refused NOT_COORDINATOR, retried for ever, and the
+// transaction left in PrepareCommit or PrepareAbort.
+func (b *Broker) writeTxnMarker(ctx context.Context, parts *replica.Partitions, groups *group.Coordinator, m txn.Marker) error {
 	snap := b.store.Snapshot()
 	t := snap.Topic(m.Topic)
 	if t == nil || m.Partition < 0 || m.Partition >= t.Partitions {
@@ -71,10 +74,14 @@ func (b *Broker) writeDataMarker(ctx context.Context, parts *replica.Partitions,
 	}
 	marker := replica.TxnMarker{ProducerID: m.ProducerID, ProducerEpoch: m.ProducerEpoch, Commit: m.Commit, CoordinatorEpoch: m.CoordinatorEpoch}
 	leader := snap.Leader(t, m.Partition, b.cfg.NodeID)
-	if leader == b.cfg.NodeID {
+	switch {
+	case leader != b.cfg.NodeID:
+		return b.markerSender.send(ctx, snap, leader, m)
+	case m.Topic == group.Topic:
+		return groups.CompleteTransaction(ctx, m.Partition, m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch)
+	default:
 		return parts.WriteTxnMarker(ctx, snap, m.Topic, m.Partition, marker)
 	}
-	return b.markerSender.send(ctx, snap, leader, m)
 }
 
 // routeTxnMarker is the API server's WriteTxnMarker: a marker another

@@ -36,18 +36,52 @@ func (p *Partitions) WriteTxnMarker(ctx context.Context, snap *meta.Snapshot, to
 	if err != nil {
 		return err
 	}
-	return pt.AppendTxnMarker(m, time.Now())
+	if !pt.Replicated() {
+		return pt.AppendTxnMarker(m, time.Now())
+	}
+	// Kafka appends markers with acks=-1: the coordinator writes
+	// CompleteCommit or CompleteAbort once every marker is acknowledged,
+	// so a marker acknowledged before the in-sync replicas hold it is lost
+	// with its leader, and the partition's new leader keeps the
+	// transaction open (its last stable offset stuck) for ever. Fewer
+	// in-sync replicas than min.insync.replicas refuse it
+	// (NOT_ENOUGH_REPLICAS); the wait's errors (REQUEST_TIMED_OUT,
+	// NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS_AFTER_APPEND) make the
+	// coordinator write the marker again.
+	minInsync := p.MinInsyncReplicas(snap, topic)
+	if err := pt.CheckInSync(minInsync, topic, partition); err != nil {
+		return err
+	}
+	offset, err := pt.appendTxnMarker(m, time.Now())
+	if err != nil {
+		return err
+	}
+	waits := []CommitWait{{Partition: pt, LastOffset: offset, MinInsync: minInsync}}
+	p.AwaitCommitted(ctx, waits, TxnMarkerTimeout)
+	return waits[0].Err
 }
+
+// TxnMarkerTimeout bounds how long a marker waits for the in-sync
+// replicas: Kafka's WriteTxnMarkers append waits request.timeout.ms
+// (30 s by default).
+var TxnMarkerTimeout = 30 * time.Second
 
 // AppendTxnMarker appends a transaction marker as the partition's leader
 // and wakes what waits on the partition (a read_committed fetch waits for
 // the last stable offset to move).
 func (pt *Partition) AppendTxnMarker(m TxnMarker, now time.Time) error {
-	if _, err := pt.log.AppendTxnMarker(m, now); err != nil {
-		return err
+	_, err := pt.appendTxnMarker(m, now)
+	return err
+}
+
+// appendTxnMarker is AppendTxnMarker returning the marker's offset.
+func (pt *Partition) appendTxnMarker(m TxnMarker, now time.Time) (offset int64, err error) {
+	res, err := pt.log.AppendTxnMarker(m, now)
+	if err != nil {
+		return 0, err
 	}
 	pt.appended()
-	return nil
+	return res.LastOffset, nil
 }
 
 // AppendAsCoordinator appends a coordinator's own batch (a transactional
