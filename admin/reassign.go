@@ -101,17 +101,10 @@ func (c *Client) ListPartitionReassignments(ctx context.Context, partitions []Pa
 	req.TimeoutMillis = timeoutMillis(ctx)
 	if partitions != nil {
 		req.Topics = []kmsg.ListPartitionReassignmentsRequestTopic{}
-		byTopic := map[string]int{}
-		for _, tp := range partitions {
-			i, ok := byTopic[tp.Topic]
-			if !ok {
-				i = len(req.Topics)
-				byTopic[tp.Topic] = i
-				rt := kmsg.NewListPartitionReassignmentsRequestTopic()
-				rt.Topic = tp.Topic
-				req.Topics = append(req.Topics, rt)
-			}
-			req.Topics[i].Partitions = append(req.Topics[i].Partitions, tp.Partition)
+		for _, tp := range groupByTopic(partitions) {
+			rt := kmsg.NewListPartitionReassignmentsRequestTopic()
+			rt.Topic, rt.Partitions = tp.topic, tp.partitions
+			req.Topics = append(req.Topics, rt)
 		}
 	}
 	resp, err := request[*kmsg.ListPartitionReassignmentsResponse](ctx, c, req)
@@ -215,17 +208,10 @@ func (c *Client) ElectLeaders(ctx context.Context, unclean bool, partitions []Pa
 	}
 	if partitions != nil {
 		req.Topics = []kmsg.ElectLeadersRequestTopic{}
-		byTopic := map[string]int{}
-		for _, tp := range partitions {
-			i, ok := byTopic[tp.Topic]
-			if !ok {
-				i = len(req.Topics)
-				byTopic[tp.Topic] = i
-				rt := kmsg.NewElectLeadersRequestTopic()
-				rt.Topic = tp.Topic
-				req.Topics = append(req.Topics, rt)
-			}
-			req.Topics[i].Partitions = append(req.Topics[i].Partitions, tp.Partition)
+		for _, tp := range groupByTopic(partitions) {
+			rt := kmsg.NewElectLeadersRequestTopic()
+			rt.Topic, rt.Partitions = tp.topic, tp.partitions
+			req.Topics = append(req.Topics, rt)
 		}
 	}
 	resp, err := request[*kmsg.ElectLeadersResponse](ctx, c, req)
@@ -249,4 +235,28 @@ func (c *Client) ElectLeaders(ctx context.Context, unclean bool, partitions []Pa
 		return int(a.Partition - b.Partition)
 	})
 	return out, nil
+}
+
+// topicPartitions is one topic's partitions of a request.
+type topicPartitions struct {
+	topic      string
+	partitions []int32
+}
+
+// groupByTopic groups partitions by topic, topics in the order they first
+// appear, as the partition lists of ListPartitionReassignments and
+// ElectLeaders are sent.
+func groupByTopic(partitions []PartitionReplicas) []topicPartitions {
+	var out []topicPartitions
+	index := map[string]int{}
+	for _, tp := range partitions {
+		i, ok := index[tp.Topic]
+		if !ok {
+			i = len(out)
+			index[tp.Topic] = i
+			out = append(out, topicPartitions{topic: tp.Topic})
+		}
+		out[i].partitions = append(out[i].partitions, tp.Partition)
+	}
+	return out
 }

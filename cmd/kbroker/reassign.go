@@ -212,15 +212,7 @@ func (c *reassignCmd) runExecute(ctx context.Context, cl *admin.Client, plan adm
 	if err != nil {
 		return err
 	}
-	var started, failed []string
-	for _, r := range res {
-		name := fmt.Sprintf("%s-%d", r.Topic, r.Partition)
-		if r.Err != nil {
-			failed = append(failed, name+": "+errMessage(r.Err))
-			continue
-		}
-		started = append(started, name)
-	}
+	started, failed := splitResults(res)
 	if len(started) > 0 {
 		fmt.Fprintf(c.out, "Successfully started partition reassignments for %s\n", strings.Join(started, ","))
 	}
@@ -228,6 +220,20 @@ func (c *reassignCmd) runExecute(ctx context.Context, cl *admin.Client, plan adm
 		return errors.New("Error reassigning partition(s):\n" + strings.Join(failed, "\n"))
 	}
 	return nil
+}
+
+// splitResults names the partitions of res that succeeded (topic-p) and
+// those that failed (topic-p: message), in res's order.
+func splitResults(res []admin.ReplicaResult) (ok, failed []string) {
+	for _, r := range res {
+		name := fmt.Sprintf("%s-%d", r.Topic, r.Partition)
+		if r.Err != nil {
+			failed = append(failed, name+": "+errMessage(r.Err))
+			continue
+		}
+		ok = append(ok, name)
+	}
+	return ok, failed
 }
 
 // errMessage is an admin error without its resource prefix, which the
@@ -301,15 +307,7 @@ func (c *reassignCmd) runCancel(ctx context.Context, cl *admin.Client, plan admi
 	if err != nil {
 		return err
 	}
-	var cancelled, failed []string
-	for _, r := range res {
-		name := fmt.Sprintf("%s-%d", r.Topic, r.Partition)
-		if r.Err != nil {
-			failed = append(failed, name+": "+errMessage(r.Err))
-			continue
-		}
-		cancelled = append(cancelled, name)
-	}
+	cancelled, failed := splitResults(res)
 	if len(cancelled) > 0 {
 		fmt.Fprintf(c.out, "Successfully cancelled partition reassignments for: %s\n", strings.Join(cancelled, ","))
 	}

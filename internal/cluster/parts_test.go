@@ -277,21 +277,7 @@ func TestEligibleLeaderReplicasKeepAcknowledgedRecordsAsBrokersDieInTurn(t *test
 // the ELR, as Kafka's controller does with the leader's AlterPartition.
 func TestLeaderShrinkBelowMinISRFillsTheELR(t *testing.T) {
 	tc := startCluster(t, 3, config.Properties{"replica.lag.time.max.ms": "1000"}, map[int32]config.Properties{3: {"inter.broker.listener.name": "NOWHERE"}})
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.TimeoutMillis = 10000
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "shrunk", -1, -1
-	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-	a.Partition, a.Replicas = 0, []int32{1, 2, 3}
-	rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
-	c := kmsg.NewCreateTopicsRequestTopicConfig()
-	c.Name, c.Value = "min.insync.replicas", kmsg.StringPtr("3")
-	rt.Configs = append(rt.Configs, c)
-	req.Topics = append(req.Topics, rt)
-	if got := send[*kmsg.CreateTopicsResponse](t, tc.addr(1), req).Topics[0]; got.ErrorCode != 0 {
-		t.Fatalf("creating: %v", kerr.ErrorForCode(got.ErrorCode))
-	}
-	tc.waitTopic(t, "shrunk")
+	createAssignedTopic(t, tc, "shrunk", []int32{1, 2, 3}, map[string]string{"min.insync.replicas": "3"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cl := newProducer(t, tc, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())

@@ -243,8 +243,21 @@ func TestAcksAllRecordsReachEveryReplicaIdentically(t *testing.T) {
 // overrides, through broker addr.
 func createTopicWith(t *testing.T, tc *testCluster, name string, partitions int32, rf int16, configs map[string]string) {
 	t.Helper()
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.TimeoutMillis = 10000
+	createTopicRequest(t, tc, topicToCreate(name, partitions, rf, configs))
+}
+
+// createAssignedTopic creates name with one partition on replicas (the
+// first leads) and configs, and waits until the cluster knows it.
+func createAssignedTopic(t *testing.T, tc *testCluster, name string, replicas []int32, configs map[string]string) {
+	t.Helper()
+	rt := topicToCreate(name, -1, -1, configs)
+	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	a.Partition, a.Replicas = 0, replicas
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+	createTopicRequest(t, tc, rt)
+}
+
+func topicToCreate(name string, partitions int32, rf int16, configs map[string]string) kmsg.CreateTopicsRequestTopic {
 	rt := kmsg.NewCreateTopicsRequestTopic()
 	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, partitions, rf
 	for k, v := range configs {
@@ -252,11 +265,20 @@ func createTopicWith(t *testing.T, tc *testCluster, name string, partitions int3
 		c.Name, c.Value = k, kmsg.StringPtr(v)
 		rt.Configs = append(rt.Configs, c)
 	}
+	return rt
+}
+
+// createTopicRequest sends CreateTopics of rt to broker 1, fails the test
+// on an error, and waits until the cluster knows the topic.
+func createTopicRequest(t *testing.T, tc *testCluster, rt kmsg.CreateTopicsRequestTopic) {
+	t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
 	req.Topics = append(req.Topics, rt)
 	if got := send[*kmsg.CreateTopicsResponse](t, tc.addr(1), req).Topics[0]; got.ErrorCode != 0 {
-		t.Fatalf("creating %s: %v %s", name, kerr.ErrorForCode(got.ErrorCode), deref(got.ErrorMessage))
+		t.Fatalf("creating %s: %v %s", rt.Topic, kerr.ErrorForCode(got.ErrorCode), deref(got.ErrorMessage))
 	}
-	tc.waitTopic(t, name)
+	tc.waitTopic(t, rt.Topic)
 }
 
 // The leader of a partition of three replicas stops (Close: no controlled
@@ -346,18 +368,7 @@ func TestLeaderLossElectsFromISRAndTheOldLeaderRejoins(t *testing.T) {
 // left, and the follower stays a replica, out of sync.
 func TestLaggingFollowerLeavesTheISR(t *testing.T) {
 	tc := startCluster(t, 3, config.Properties{"replica.lag.time.max.ms": "1000"}, map[int32]config.Properties{3: {"inter.broker.listener.name": "NOWHERE"}})
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.TimeoutMillis = 10000
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "laggy", -1, -1
-	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-	a.Partition, a.Replicas = 0, []int32{1, 2, 3}
-	rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
-	req.Topics = append(req.Topics, rt)
-	if got := send[*kmsg.CreateTopicsResponse](t, tc.addr(1), req).Topics[0]; got.ErrorCode != 0 {
-		t.Fatalf("creating: %v", kerr.ErrorForCode(got.ErrorCode))
-	}
-	tc.waitTopic(t, "laggy")
+	createAssignedTopic(t, tc, "laggy", []int32{1, 2, 3}, nil)
 	cl := newProducer(t, tc)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -389,21 +400,7 @@ func TestLaggingFollowerLeavesTheISR(t *testing.T) {
 // leader's: both logs end identical.
 func TestReturningLeaderTruncatesWhatTheNewLeaderNeverHad(t *testing.T) {
 	tc := startCluster(t, 2, config.Properties{"replica.lag.time.max.ms": "1000"}, map[int32]config.Properties{2: {"inter.broker.listener.name": "NOWHERE"}})
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.TimeoutMillis = 10000
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "diverge", -1, -1
-	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-	a.Partition, a.Replicas = 0, []int32{1, 2}
-	rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
-	c := kmsg.NewCreateTopicsRequestTopicConfig()
-	c.Name, c.Value = "unclean.leader.election.enable", kmsg.StringPtr("true")
-	rt.Configs = append(rt.Configs, c)
-	req.Topics = append(req.Topics, rt)
-	if got := send[*kmsg.CreateTopicsResponse](t, tc.addr(1), req).Topics[0]; got.ErrorCode != 0 {
-		t.Fatalf("creating: %v", kerr.ErrorForCode(got.ErrorCode))
-	}
-	tc.waitTopic(t, "diverge")
+	createAssignedTopic(t, tc, "diverge", []int32{1, 2}, map[string]string{"unclean.leader.election.enable": "true"})
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
 	cl := newProducer(t, tc)
@@ -449,21 +446,7 @@ func TestReturningLeaderTruncatesWhatTheNewLeaderNeverHad(t *testing.T) {
 // otherwise wait for it.
 func TestFollowerOfARestartedLeaderFetchesWithoutBackingOff(t *testing.T) {
 	tc := startCluster(t, 3, config.Properties{"replica.fetch.backoff.ms": "20000", "auto.leader.rebalance.enable": "false"}, nil)
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.TimeoutMillis = 10000
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "reelected", -1, -1
-	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-	a.Partition, a.Replicas = 0, []int32{2, 1, 3}
-	rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
-	c := kmsg.NewCreateTopicsRequestTopicConfig()
-	c.Name, c.Value = "min.insync.replicas", kmsg.StringPtr("3")
-	rt.Configs = append(rt.Configs, c)
-	req.Topics = append(req.Topics, rt)
-	if got := send[*kmsg.CreateTopicsResponse](t, tc.addr(1), req).Topics[0]; got.ErrorCode != 0 {
-		t.Fatalf("creating: %v", kerr.ErrorForCode(got.ErrorCode))
-	}
-	tc.waitTopic(t, "reelected")
+	createAssignedTopic(t, tc, "reelected", []int32{2, 1, 3}, map[string]string{"min.insync.replicas": "3"})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cl := newProducer(t, tc, kgo.RecordRetries(0))

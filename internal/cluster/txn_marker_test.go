@@ -43,18 +43,7 @@ func highWatermark(t *testing.T, addr, topic string, partition int32) int64 {
 func TestTxnMarkerIsAcknowledgedOnceTheInSyncReplicasHoldIt(t *testing.T) {
 	tc := startCluster(t, 3, config.Properties{"replica.lag.time.max.ms": "3000"},
 		map[int32]config.Properties{3: {"inter.broker.listener.name": "NOWHERE"}})
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.TimeoutMillis = 10000
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "marked", -1, -1
-	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-	a.Partition, a.Replicas = 0, []int32{1, 2, 3}
-	rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
-	req.Topics = append(req.Topics, rt)
-	if got := send[*kmsg.CreateTopicsResponse](t, tc.addr(1), req).Topics[0]; got.ErrorCode != 0 {
-		t.Fatalf("creating: %v", kerr.ErrorForCode(got.ErrorCode))
-	}
-	tc.waitTopic(t, "marked")
+	createAssignedTopic(t, tc, "marked", []int32{1, 2, 3}, nil)
 
 	wm := kmsg.NewPtrWriteTxnMarkersRequest()
 	m := kmsg.NewWriteTxnMarkersRequestMarker()
