@@ -59,7 +59,7 @@ func fetchAt(t *testing.T, cl *kgo.Client, topic string, offset int64) (error, i
 // the start are deleted (DescribeLogDirs shows the partition shrink), and
 // the start survives a restart. Internal and compacted topics refuse.
 func TestDeleteRecordsMovesTheLogStartAndSurvivesARestart(t *testing.T) {
-	props := config.Properties{"log.dirs": t.TempDir()}
+	props := config.Properties{"log.dirs": t.TempDir(), "listeners": "PLAINTEXT://127.0.0.1:0"}
 	b := brokertest.StartWith(t, props)
 	cl, adm := client(t, b)
 	testkit.CreateTopic(t, adm, "dr", 1, map[string]*string{"internal.segment.bytes": str("2000")})
@@ -161,7 +161,7 @@ func TestDeleteRecordsMovesTheLogStartAndSurvivesARestart(t *testing.T) {
 // those partitions only.
 func TestDescribeLogDirsListsPartitionSizes(t *testing.T) {
 	dir := t.TempDir()
-	b := brokertest.StartWith(t, config.Properties{"log.dirs": dir})
+	b := brokertest.StartWith(t, config.Properties{"log.dirs": dir, "listeners": "PLAINTEXT://127.0.0.1:0"})
 	_, adm := client(t, b)
 	testkit.CreateTopic(t, adm, "a", 2, nil)
 	testkit.CreateTopic(t, adm, "b", 1, nil)
