@@ -63,6 +63,10 @@ type Fetchers struct {
 type fetcher struct {
 	leader int32
 	wake   chan struct{}
+	// leaderBehind is set, by the fetcher's own goroutine, when the leader
+	// refused a partition because it has not applied the partition record
+	// that made it leader yet (see leaderBehindError).
+	leaderBehind bool
 
 	mu    sync.Mutex
 	parts map[Key]*followed
@@ -235,14 +239,50 @@ func (f *Fetchers) run(ft *fetcher) {
 			}
 			continue
 		}
-		if !f.truncate(ft, parts) || !f.fetchOnce(ft, parts) {
+		ft.leaderBehind = false
+		checked := f.truncate(ft, parts)
+		if checked && ft.leaderBehind {
+			// A partition's epoch check waits on the new leader: ask
+			// again soon rather than after a long-polling fetch of the
+			// others (replica.fetch.wait.max.ms).
 			select {
 			case <-f.ctx.Done():
 			case <-ft.wake:
-			case <-time.After(f.opts.Backoff):
+			case <-time.After(leaderBehindBackoff):
+			}
+			continue
+		}
+		if !checked || !f.fetchOnce(ft, parts) {
+			backoff := f.opts.Backoff
+			if ft.leaderBehind {
+				// The new leader's metadata is a moment behind this
+				// broker's: retry soon, or acks=all produces to it would
+				// wait out a whole replica.fetch.backoff.ms after every
+				// election.
+				backoff = min(backoff, leaderBehindBackoff)
+			}
+			select {
+			case <-f.ctx.Done():
+			case <-ft.wake:
+			case <-time.After(backoff):
 			}
 		}
 	}
+}
+
+// leaderBehindBackoff is the pause before asking again a leader that
+// refused a partition only because it has not yet applied its election.
+const leaderBehindBackoff = 20 * time.Millisecond
+
+// leaderBehindError reports whether a partition refused with code can be
+// the leader not having applied its leadership yet: this broker learnt of
+// the election first. Any other error waits replica.fetch.backoff.ms.
+func leaderBehindError(code int16) bool {
+	switch code {
+	case kerr.NotLeaderForPartition.Code, kerr.UnknownLeaderEpoch.Code, kerr.UnknownTopicOrPartition.Code:
+		return true
+	}
+	return false
 }
 
 // requestTwice sends req to the leader and, if that fails, once more at
@@ -342,6 +382,7 @@ func (f *Fetchers) fetchOnce(ft *fetcher, parts map[Key]*followed) bool {
 				// NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH and the like:
 				// the metadata will move the partition; until then, back off.
 				f.p.log.Debug("replica fetcher: partition refused", "topic", fp.topic, "partition", fp.partition, "leader", ft.leader, "err", kerr.ErrorForCode(rp.ErrorCode))
+				ft.leaderBehind = ft.leaderBehind || leaderBehindError(rp.ErrorCode)
 				ok = false
 				continue
 			}
@@ -467,6 +508,7 @@ func (f *Fetchers) truncateOnce(ft *fetcher, parts map[Key]*followed) (ok, again
 			}
 			if rp.ErrorCode != 0 {
 				f.p.log.Debug("replica fetcher: epoch check refused", "topic", fp.topic, "partition", fp.partition, "leader", ft.leader, "err", kerr.ErrorForCode(rp.ErrorCode))
+				ft.leaderBehind = ft.leaderBehind || leaderBehindError(rp.ErrorCode)
 				continue
 			}
 			end, done, next := truncationRound(fp.log, rp.LeaderEpoch, rp.EndOffset)
