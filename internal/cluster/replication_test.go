@@ -449,7 +449,8 @@ func TestFollowerOfARestartedLeaderFetchesWithoutBackingOff(t *testing.T) {
 	createAssignedTopic(t, tc, "reelected", []int32{2, 1, 3}, map[string]string{"min.insync.replicas": "3"})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl := newProducer(t, tc, kgo.RecordRetries(0))
+	// A short metadata age: kgo's default 5 s would be most of what is timed.
+	cl := newProducer(t, tc, kgo.RecordRetries(0), kgo.MetadataMinAge(100*time.Millisecond))
 	produceWithin := func(what string, limit time.Duration) {
 		t.Helper()
 		start := time.Now()
