@@ -80,6 +80,7 @@ var errorTable = []struct {
 	{meta.ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch},
 	{meta.ErrPartitionChanged, kerr.InvalidUpdateVersion},
 	{meta.ErrUnknownPartition, kerr.UnknownTopicOrPartition},
+	{meta.ErrIneligibleReplica, kerr.IneligibleReplica},
 	{meta.ErrInvalidPartitions, kerr.InvalidPartitions},
 	{meta.ErrNoCredential, kerr.ResourceNotFound},
 	{controller.ErrInvalidTopic, kerr.InvalidTopicException},

@@ -166,6 +166,10 @@ var (
 	// ErrUnknownPartition: the topic (with that id) or the partition does
 	// not exist.
 	ErrUnknownPartition = errors.New("meta: unknown partition")
+	// ErrIneligibleReplica: the change adds to the ISR a broker that is
+	// not live or is in controlled shutdown (INELIGIBLE_REPLICA), as
+	// Kafka's controller refuses such an AlterPartition (KIP-903).
+	ErrIneligibleReplica = errors.New("meta: a replica added to the ISR is not live or is shutting down")
 )
 
 // AlterPartition replaces the state of partition p of topic (whose id must
@@ -222,6 +226,9 @@ func alterPartitionTx(tx Tx, topic string, id TopicID, p int32, expected, next P
 	case cur.PartitionEpoch != expected.PartitionEpoch:
 		return PartitionRecord{}, fmt.Errorf("%w: %s-%d is at partition epoch %d, not %d", ErrPartitionChanged, topic, p, cur.PartitionEpoch, expected.PartitionEpoch)
 	}
+	if err := checkISRAdditions(tx, cur, next); err != nil {
+		return PartitionRecord{}, fmt.Errorf("%w (%s-%d)", err, topic, p)
+	}
 	written := next
 	written.Replicas, written.ISR = slices.Clone(next.Replicas), slices.Clone(next.ISR)
 	written.AddingReplicas, written.RemovingReplicas = slices.Clone(next.AddingReplicas), slices.Clone(next.RemovingReplicas)
@@ -229,6 +236,34 @@ func alterPartitionTx(tx Tx, topic string, id TopicID, p int32, expected, next P
 	written.PartitionEpoch = cur.PartitionEpoch + 1
 	putJSON(tx, partitionKey(id, p), written)
 	return written, nil
+}
+
+// checkISRAdditions refuses a change that adds to the ISR a broker whose
+// registration is gone or in controlled shutdown. A follower that is
+// stopping may still fetch, caught up, after the controller took it out of
+// the ISR; let back in, it would stay there once gone, and a later
+// election would count it among the replicas holding every committed
+// record (or put it in the ELR) when it holds none written since. The
+// registration is read inside the transaction, so on etcd the write fails
+// if the broker's state changes under it.
+func checkISRAdditions(tx Tx, cur, next PartitionRecord) error {
+	for _, id := range next.ISR {
+		if slices.Contains(cur.ISR, id) {
+			continue
+		}
+		raw, ok := tx.Get(BrokerKey(id))
+		if !ok {
+			return fmt.Errorf("%w: broker %d is not live", ErrIneligibleReplica, id)
+		}
+		var b Broker
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return err
+		}
+		if b.InControlledShutdown {
+			return fmt.Errorf("%w: broker %d is in controlled shutdown", ErrIneligibleReplica, id)
+		}
+	}
+	return nil
 }
 
 // PartitionChange is one compare-and-swap of AlterPartitions.

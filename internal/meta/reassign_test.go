@@ -25,6 +25,15 @@ func TestAlterPartitionKeepsAReassignmentAcrossISRChanges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The brokers added to the ISR are live.
+			if err := s.Update(ctx, func(tx Tx) error {
+				for _, id := range []int32{3, 4} {
+					putJSON(tx, BrokerKey(id), Broker{ID: id})
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
 			st := s.Snapshot().Partition(topic, 0)
 			moving := st
 			moving.Replicas, moving.AddingReplicas, moving.RemovingReplicas = []int32{1, 2, 4, 3}, []int32{4}, []int32{3}
@@ -120,6 +129,50 @@ func TestAlterPartitionsCommitsTogetherAndRefusesStaleOnesAlone(t *testing.T) {
 				if got.Leader != want {
 					t.Errorf("partition %d led by %d", p, got.Leader)
 				}
+			}
+		})
+	}
+}
+
+// A change may add to the ISR only a broker that is live and not in
+// controlled shutdown (Kafka's INELIGIBLE_REPLICA): a stopping follower
+// still fetching must not get back in once the controller took it out.
+// Taking a broker out needs no such check.
+func TestAlterPartitionRefusesAnIneligibleReplicaInTheISR(t *testing.T) {
+	for _, cb := range conformanceBackends(t) {
+		t.Run(cb.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := Open(cb.open(t), slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			topic, err := s.CreateTopic(ctx, Topic{Name: "t", Partitions: 1, ReplicationFactor: 3, Replicas: [][]int32{{1, 2, 3}}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cur := s.Snapshot().Partition(topic, 0)
+			shrunk := cur
+			shrunk.ISR = []int32{1, 2}
+			if cur, err = s.AlterPartition(ctx, "t", topic.ID, 0, cur, shrunk); err != nil {
+				t.Fatalf("taking a broker that is not live out of the ISR: %v", err)
+			}
+			back := cur
+			back.ISR = []int32{1, 2, 3}
+			if _, err := s.AlterPartition(ctx, "t", topic.ID, 0, cur, back); !errors.Is(err, ErrIneligibleReplica) {
+				t.Errorf("adding broker 3, not registered: %v, want ErrIneligibleReplica", err)
+			}
+			if err := s.RegisterLocalBroker(ctx, Broker{ID: 3, InControlledShutdown: true}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.AlterPartition(ctx, "t", topic.ID, 0, cur, back); !errors.Is(err, ErrIneligibleReplica) {
+				t.Errorf("adding broker 3, in controlled shutdown: %v, want ErrIneligibleReplica", err)
+			}
+			if err := s.RegisterLocalBroker(ctx, Broker{ID: 3}); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := s.AlterPartition(ctx, "t", topic.ID, 0, cur, back); err != nil || !slices.Equal(got.ISR, []int32{1, 2, 3}) {
+				t.Errorf("adding broker 3, live: %+v %v", got, err)
 			}
 		})
 	}

@@ -263,10 +263,22 @@ func (ld *leadership) recordFetch(id int32, offset int64, now time.Time) (advanc
 	advanced = ld.advanceLocked(leaderEnd)
 	// Kafka's rule for joining the ISR: the follower has everything
 	// committed, and everything of the leader's current epoch before it.
-	if !slices.Contains(ld.isr, id) && !ld.proposing && f.logEnd >= ld.log.HighWatermark() && f.logEnd >= ld.epochStart {
+	if !slices.Contains(ld.isr, id) && !ld.proposing && f.logEnd >= ld.log.HighWatermark() && f.logEnd >= ld.epochStart && ld.mayJoinISR(id) {
 		expand = append(slices.Clone(ld.isr), id)
 	}
 	return advanced, expand
+}
+
+// mayJoinISR reports whether follower id is live and not in controlled
+// shutdown, as the store would refuse to add it otherwise
+// (meta.ErrIneligibleReplica): a stopping follower still fetching is not
+// proposed on every fetch it makes.
+func (ld *leadership) mayJoinISR(id int32) bool {
+	if ld.store == nil {
+		return true
+	}
+	b, ok := ld.store.Snapshot().LiveBrokers()[id]
+	return ok && !b.InControlledShutdown
 }
 
 // laggingLocked is the ISR without the followers that have not caught up
