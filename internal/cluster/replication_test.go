@@ -590,20 +590,25 @@ func TestFollowerAsksAgainSoonALeaderThatHasNotAppliedItsElection(t *testing.T) 
 		}
 	}
 
+	// Each time the follower follows nothing else from broker 2, so its
+	// fetcher for broker 2 has the refused partition alone: first broker 3,
+	// in a new topic (its empty log needs no epoch check: the fetch is
+	// refused), then broker 1, in a topic whose leader stopped (its epoch
+	// check is refused).
 	etcdLink.Hold()
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.TimeoutMillis = 10000
 	req.Topics = append(req.Topics, topicToCreate("created", -1, -1, nil))
 	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-	a.Partition, a.Replicas = 0, []int32{2, 1}
+	a.Partition, a.Replicas = 0, []int32{2, 3}
 	req.Topics[0].ReplicaAssignment = append(req.Topics[0].ReplicaAssignment, a)
 	if got := send[*kmsg.CreateTopicsResponse](t, tc.addr(1), req).Topics[0]; got.ErrorCode != 0 {
 		t.Fatalf("creating: %v %s", kerr.ErrorForCode(got.ErrorCode), deref(got.ErrorMessage))
 	}
-	released := heldUntilRefused("broker 1 following broker 2 in the new topic", func() bool { return leaderSeenBy(1, "created", 2) })
+	released := heldUntilRefused("broker 3 following broker 2 in the new topic", func() bool { return leaderSeenBy(3, "created", 2) })
 	created := newProducerTo(t, tc, "created")
 	created.produce(2)
-	eventually(t, "broker 1 copying the new topic", func() bool { return tc.caughtUp(t, "created", 2, created.n, 1) })
+	eventually(t, "broker 3 copying the new topic", func() bool { return tc.caughtUp(t, "created", 2, created.n, 3) })
 	within("a new topic", released)
 
 	etcdLink.Hold()
