@@ -175,7 +175,10 @@ func (b *Broker) Start() (err error) {
 	b.watchPartitionLogs()
 	b.groups = b.startGroups(parts)
 	b.markerSender = &markerSender{listener: strings.ToUpper(strings.TrimSpace(b.cfg.Props["inter.broker.listener.name"]))}
-	b.txns = b.startTransactions(parts, b.groups)
+	// One producer-id allocator for both InitProducerId paths: each
+	// allocator reserves blocks of its own in the store.
+	producerIDs := txn.NewProducerIDs(b.store)
+	b.txns = b.startTransactions(parts, b.groups, producerIDs)
 	b.watchTransactions(b.txns)
 	b.startReplication(parts)
 	sec, err := b.startSecurity(ctx)
@@ -187,7 +190,7 @@ func (b *Broker) Start() (err error) {
 		Broker: b.cfg, ClusterID: clusterID, Store: b.store, Logs: parts, Configs: b.configs, Metrics: b.metrics,
 		Logger: b.loggers.Logger("kbroker.api"), Audit: b.loggers.Logger("kbroker.audit"),
 		CreateTopicPolicy: policies, CreatePartitionsPolicy: policies, ClientQuotaPolicy: policies, Quotas: quotas,
-		Authz: sec.authz, Cluster: b.member, Groups: b.groups, Txns: b.txns,
+		Authz: sec.authz, Cluster: b.member, Groups: b.groups, Txns: b.txns, ProducerIDs: producerIDs,
 	})
 	// KIP-890 part 1: a transactional batch is appended only to a partition
 	// its producer's ongoing transaction holds; markers sent here by a

@@ -24,11 +24,11 @@ import (
 // on the `__transaction_state` partitions this broker leads, as
 // startGroups does for groups. Its markers go to the group coordinator for
 // `__consumer_offsets` partitions and to the partition logs otherwise.
-func (b *Broker) startTransactions(parts *replica.Partitions, groups *group.Coordinator) *txn.Coordinator {
+func (b *Broker) startTransactions(parts *replica.Partitions, groups *group.Coordinator, producerIDs *txn.ProducerIDs) *txn.Coordinator {
 	markers := func(ctx context.Context, m txn.Marker) error {
 		return b.writeTxnMarker(ctx, parts, groups, m)
 	}
-	t := txn.New(txn.ConfigFrom(config.Layers{Static: b.cfg.Props}), txn.NewProducerIDs(b.store), markers,
+	t := txn.New(txn.ConfigFrom(config.Layers{Static: b.cfg.Props}), producerIDs, markers,
 		coordinator.RealClock{}, b.loggers.Logger("kbroker.txn"))
 	// A transaction state write waits for the topic's in-sync replicas at
 	// most request.timeout.ms, as Kafka's TransactionStateManager does.

@@ -64,6 +64,11 @@ type Deps struct {
 	// Txns is the transaction coordinator (internal/txn); nil answers the
 	// transactional APIs COORDINATOR_NOT_AVAILABLE.
 	Txns *txn.Coordinator
+	// ProducerIDs is the broker's one producer-id allocator, which the
+	// transaction coordinator hands transactional producers their ids
+	// from too (Kafka's ProducerIdManager serves both InitProducerId
+	// paths); nil: the server makes one of its own.
+	ProducerIDs *txn.ProducerIDs
 }
 
 // Controller reports the elected controller's id (-1 while unknown).
@@ -73,8 +78,7 @@ type Controller interface{ Controller() int32 }
 type Server struct {
 	Deps
 	// controller validates, places and creates topics and partitions.
-	controller  *controller.Controller
-	producerIDs *txn.ProducerIDs
+	controller *controller.Controller
 	// producer appends produced batches and counts their bytes.
 	producer *replica.Producer
 	// scram validates, applies and describes SCRAM credentials.
@@ -109,14 +113,16 @@ type Server struct {
 // New returns the API server over deps.
 func New(deps Deps) *Server {
 	s := &Server{
-		Deps:        deps,
-		controller:  controller.New(deps.Broker, deps.Store, deps.CreateTopicPolicy, deps.Logger),
-		producerIDs: txn.NewProducerIDs(deps.Store),
-		scram:       scram.New(deps.Store, deps.Audit),
-		producer:    replica.NewProducer(deps.Logs, deps.Metrics.BytesIn),
+		Deps:       deps,
+		controller: controller.New(deps.Broker, deps.Store, deps.CreateTopicPolicy, deps.Logger),
+		scram:      scram.New(deps.Store, deps.Audit),
+		producer:   replica.NewProducer(deps.Logs, deps.Metrics.BytesIn),
 
 		fetchSessions:      newFetchSessions(deps.Broker, deps.Metrics),
 		transactionVersion: finalizedTransactionVersion,
+	}
+	if s.ProducerIDs == nil {
+		s.ProducerIDs = txn.NewProducerIDs(deps.Store)
 	}
 	s.WriteTxnMarker = s.writeTxnMarkerToLog
 	return s

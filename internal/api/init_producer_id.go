@@ -4,7 +4,8 @@ package api
 //
 // Without a transactional id: a new producer id with epoch 0 for an
 // idempotent producer, as Kafka does (a producer that asks again after a
-// fatal sequence error gets a fresh id), from txn.ProducerIDs. With one
+// fatal sequence error gets a fresh id), from the broker's txn.ProducerIDs,
+// the allocator the transaction coordinator uses too. With one
 // (TRANSACTIONAL_ID WRITE, at its coordinator): the transaction
 // coordinator's InitProducerID — a new id, or an epoch bump that fences
 // the previous producer, or, with a transaction open, its abort and
@@ -51,7 +52,7 @@ func handleInitProducerID(ctx context.Context, s *Server, c *wire.Conn, r *wire.
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil
 	}
-	id, err := s.producerIDs.Next(ctx)
+	id, err := s.ProducerIDs.Next(ctx)
 	if err != nil {
 		resp.ErrorCode, _ = errorCode(err)
 		return resp, nil

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,6 +23,8 @@ import (
 
 	"kbroker/broker/brokertest"
 	"kbroker/internal/config"
+	"kbroker/internal/testkit"
+	"kbroker/test/tcprelay"
 )
 
 // partitionsOf is a topic's partitions from one broker's metadata.
@@ -439,40 +442,95 @@ func TestReturningLeaderTruncatesWhatTheNewLeaderNeverHad(t *testing.T) {
 	})
 }
 
-// A follower whose leader restarted holds a dead connection to it; its
-// first fetch after that leader is elected again fails at once (EOF) and is
-// sent again, not after replica.fetch.backoff.ms: with a 20 s backoff and
-// min.insync.replicas 3, an acks=all produce to the re-elected leader would
-// otherwise wait for it.
-func TestFollowerOfARestartedLeaderFetchesWithoutBackingOff(t *testing.T) {
-	tc := startCluster(t, 3, config.Properties{"replica.fetch.backoff.ms": "20000", "auto.leader.rebalance.enable": "false"}, nil)
-	createAssignedTopic(t, tc, "reelected", []int32{2, 1, 3}, map[string]string{"min.insync.replicas": "3"})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	// A short metadata age: kgo's default 5 s would be most of what is timed.
-	cl := newProducer(t, tc, kgo.RecordRetries(0), kgo.MetadataMinAge(100*time.Millisecond))
-	produceWithin := func(what string, limit time.Duration) {
-		t.Helper()
-		start := time.Now()
-		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "reelected", Value: []byte(what)}).FirstErr(); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		if took := time.Since(start); took > limit {
-			t.Errorf("%s: acknowledged after %v, want under %v (replica.fetch.backoff.ms is 20 s)", what, took, limit)
-		}
-	}
-	produceWithin("first, broker 2 leading", 10*time.Second)
-
-	props := tc.brokers[1].Config().Props
-	if err := tc.brokers[1].Close(); err != nil {
+// restartOnItsPort stops broker id and starts it again on its logs and on
+// the port it had, as a restarted host's broker comes back, so that the
+// other brokers reach the new process at the address they already hold
+// (brokertest's brokers otherwise take a new port at every start);
+// overrides replace some of its settings.
+func (tc *testCluster) restartOnItsPort(t *testing.T, id int32, overrides config.Properties) {
+	t.Helper()
+	old := tc.brokers[id-1]
+	props := maps.Clone(old.Config().Props)
+	props["listeners"] = "PLAINTEXT://" + old.Addr()
+	maps.Copy(props, overrides)
+	if err := old.Close(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "broker 1 leading", func() bool { return partitionsOf(t, tc.addr(1), "reelected")[0].Leader == 1 })
-	tc.brokers[1] = brokertest.StartWith(t, props)
+	tc.brokers[id-1] = brokertest.StartWith(t, props)
+}
+
+// caughtUp reports whether the leader's log of topic-partition 0 holds
+// want batches and each follower's the same ones.
+func (tc *testCluster) caughtUp(t *testing.T, topic string, leader int32, want int, followers ...int32) bool {
+	t.Helper()
+	lead := batchSums(t, tc.brokers[leader-1].Config().LogDirs[0], topic, 0)
+	if len(lead) != want {
+		return false
+	}
+	for _, id := range followers {
+		if !slices.Equal(batchSums(t, tc.brokers[id-1].Config().LogDirs[0], topic, 0), lead) {
+			return false
+		}
+	}
+	return true
+}
+
+// producerTo produces numbered records to one topic, with acks=1: only the
+// leader's append is waited for, so what a test times is the followers'
+// copy.
+type producerTo struct {
+	t     *testing.T
+	cl    *kgo.Client
+	topic string
+	n     int // records produced so far, one batch each
+}
+
+func newProducerTo(t *testing.T, tc *testCluster, topic string) *producerTo {
+	cl := newProducer(t, tc, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(), kgo.MetadataMinAge(100*time.Millisecond))
+	return &producerTo{t: t, cl: cl, topic: topic}
+}
+
+func (p *producerTo) produce(n int) {
+	p.t.Helper()
+	for range n {
+		if err := p.cl.ProduceSync(testkit.Context(p.t, 30*time.Second), &kgo.Record{Topic: p.topic, Value: []byte(fmt.Sprint("v", p.n))}).FirstErr(); err != nil {
+			p.t.Fatalf("record %d to %s: %v", p.n, p.topic, err)
+		}
+		p.n++
+	}
+}
+
+// A leader restarted on its own port (a rolling restart: controlled
+// shutdown, then start) leaves its followers a pooled connection to the
+// old process; when it is elected again, their first request to it fails
+// at once (EOF) and must be sent again at once, not after
+// replica.fetch.backoff.ms. With a 10 s backoff, both followers copy what
+// the re-elected leader appends within 3 s of the election.
+func TestFollowerOfARestartedLeaderFetchesWithoutBackingOff(t *testing.T) {
+	tc := startCluster(t, 3, config.Properties{"replica.fetch.backoff.ms": "10000", "replica.fetch.wait.max.ms": "100", "auto.leader.rebalance.enable": "false"}, nil)
+	createAssignedTopic(t, tc, "reelected", []int32{2, 1, 3}, nil)
+	p := newProducerTo(t, tc, "reelected")
+	p.produce(3)
+	eventually(t, "both followers fetching from broker 2", func() bool { return tc.caughtUp(t, "reelected", 2, p.n, 1, 3) })
+
+	// Broker 2 hands its leadership to broker 1 before it stops, so the
+	// followers stop fetching from it while their connections to it are
+	// still open; it then stops (those connections die unnoticed in the
+	// followers' pools) and comes back on the same port.
+	leaderSeenBy := func(id, leader int32) bool { return partitionsOf(t, tc.addr(id), "reelected")[0].Leader == leader }
+	if err := tc.brokers[1].ControlledShutdown(testkit.Context(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "brokers 1 and 3 following broker 1", func() bool { return leaderSeenBy(1, 1) && leaderSeenBy(3, 1) })
+	// A fetch still long-polling at broker 2 (replica.fetch.wait.max.ms)
+	// is answered before broker 2 closes: its connection stays pooled.
+	time.Sleep(300 * time.Millisecond)
+	tc.restartOnItsPort(t, 2, nil)
+	p.produce(2)
 	eventually(t, "broker 2 back in the ISR", func() bool { return len(partitionsOf(t, tc.addr(1), "reelected")[0].ISR) == 3 })
 
-	adm := kadm.NewClient(newProducer(t, tc))
-	res, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{"reelected": {0: {}}})
+	ctx := testkit.Context(t, 30*time.Second)
+	res, err := kadm.NewClient(newProducer(t, tc)).ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{"reelected": {0: {}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -483,6 +541,82 @@ func TestFollowerOfARestartedLeaderFetchesWithoutBackingOff(t *testing.T) {
 			}
 		}
 	}
-	eventually(t, "broker 2 leading again", func() bool { return partitionsOf(t, tc.addr(1), "reelected")[0].Leader == 2 })
-	produceWithin("after broker 2 was elected again", 5*time.Second)
+	elected := time.Now()
+	eventually(t, "broker 2 leading again", func() bool { return leaderSeenBy(2, 2) })
+	p.produce(2)
+	eventually(t, "both followers copying the re-elected leader", func() bool { return tc.caughtUp(t, "reelected", 2, p.n, 1, 3) })
+	if took := time.Since(elected); took > 3*time.Second {
+		t.Errorf("the followers caught up %v after broker 2 was elected again, want under 3 s (replica.fetch.backoff.ms is 10 s)", took)
+	}
+}
+
+// A follower that learns of an election before the new leader has applied
+// it is refused — UNKNOWN_TOPIC_ID by a leader that does not know the new
+// topic yet, NOT_LEADER_OR_FOLLOWER or UNKNOWN_LEADER_EPOCH by one that has
+// not taken the leadership yet — and asks again within moments, not after
+// replica.fetch.backoff.ms (10 s here). Broker 2 reads etcd through a
+// relay, held while the controller makes it the leader: of a new topic,
+// then of a topic whose leader stopped. Each time, the follower copies what
+// broker 2 appends within 3 s of the relay's release.
+func TestFollowerAsksAgainSoonALeaderThatHasNotAppliedItsElection(t *testing.T) {
+	tc := startCluster(t, 3, config.Properties{"replica.fetch.backoff.ms": "10000", "auto.leader.rebalance.enable": "false"}, nil)
+	etcdLink := tcprelay.New(t)
+	etcdLink.Point(strings.TrimPrefix(tc.etcd.Endpoint(), "http://"))
+	tc.restartOnItsPort(t, 2, config.Properties{"metadata.etcd.endpoints": "http://" + etcdLink.Addr()})
+	createAssignedTopic(t, tc, "failover", []int32{3, 2, 1}, nil)
+	failover := newProducerTo(t, tc, "failover")
+	failover.produce(2)
+	eventually(t, "broker 3's followers copying it", func() bool { return tc.caughtUp(t, "failover", 3, failover.n, 1, 2) })
+
+	// The held relay stalls broker 2's etcd watch (and its lease's
+	// keepalives: the hold stays well under metadata.etcd.session.timeout.ms).
+	leaderSeenBy := func(id int32, topic string, leader int32) bool {
+		resp := metadata(t, tc.addr(id), topic)
+		return resp.Topics[0].ErrorCode == 0 && resp.Topics[0].Partitions[0].Leader == leader
+	}
+	heldUntilRefused := func(what string, cond func() bool) time.Time {
+		t.Helper()
+		eventually(t, what, cond)
+		// The follower's fetcher asks at once and is refused; long enough
+		// for that and a re-ask or two, short of the backoff.
+		time.Sleep(300 * time.Millisecond)
+		etcdLink.Release()
+		return time.Now()
+	}
+	within := func(what string, released time.Time) {
+		t.Helper()
+		if took := time.Since(released); took > 3*time.Second {
+			t.Errorf("%s: the follower caught up %v after broker 2 learnt of its election, want under 3 s (replica.fetch.backoff.ms is 10 s)", what, took)
+		}
+	}
+
+	// Each time the follower follows nothing else from broker 2, so its
+	// fetcher for broker 2 has the refused partition alone: first broker 3,
+	// in a new topic (its empty log needs no epoch check: the fetch is
+	// refused), then broker 1, in a topic whose leader stopped (its epoch
+	// check is refused).
+	etcdLink.Hold()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	req.Topics = append(req.Topics, topicToCreate("created", -1, -1, nil))
+	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	a.Partition, a.Replicas = 0, []int32{2, 3}
+	req.Topics[0].ReplicaAssignment = append(req.Topics[0].ReplicaAssignment, a)
+	if got := send[*kmsg.CreateTopicsResponse](t, tc.addr(1), req).Topics[0]; got.ErrorCode != 0 {
+		t.Fatalf("creating: %v %s", kerr.ErrorForCode(got.ErrorCode), deref(got.ErrorMessage))
+	}
+	released := heldUntilRefused("broker 3 following broker 2 in the new topic", func() bool { return leaderSeenBy(3, "created", 2) })
+	created := newProducerTo(t, tc, "created")
+	created.produce(2)
+	eventually(t, "broker 3 copying the new topic", func() bool { return tc.caughtUp(t, "created", 2, created.n, 3) })
+	within("a new topic", released)
+
+	etcdLink.Hold()
+	if err := tc.brokers[2].Close(); err != nil {
+		t.Fatal(err)
+	}
+	released = heldUntilRefused("broker 1 following broker 2 after broker 3 stopped", func() bool { return leaderSeenBy(1, "failover", 2) })
+	failover.produce(2)
+	eventually(t, "broker 1 copying broker 2", func() bool { return tc.caughtUp(t, "failover", 2, failover.n, 1) })
+	within("a leader's failover", released)
 }

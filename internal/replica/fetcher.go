@@ -276,10 +276,13 @@ const leaderBehindBackoff = 20 * time.Millisecond
 
 // leaderBehindError reports whether a partition refused with code can be
 // the leader not having applied its leadership yet: this broker learnt of
-// the election first. Any other error waits replica.fetch.backoff.ms.
+// the election first. A leader that has not applied the creation of the
+// topic answers a fetch by topic id (v13+) with UNKNOWN_TOPIC_ID, and by
+// name UNKNOWN_TOPIC_OR_PARTITION. Any other error waits
+// replica.fetch.backoff.ms.
 func leaderBehindError(code int16) bool {
 	switch code {
-	case kerr.NotLeaderForPartition.Code, kerr.UnknownLeaderEpoch.Code, kerr.UnknownTopicOrPartition.Code:
+	case kerr.NotLeaderForPartition.Code, kerr.UnknownLeaderEpoch.Code, kerr.UnknownTopicOrPartition.Code, kerr.UnknownTopicID.Code:
 		return true
 	}
 	return false

@@ -21,7 +21,7 @@
 //     still in the log at the offset it was read at (no consumer saw a
 //     record that was not committed and later vanished).
 //
-// Each broker advertises a relay with a stable address (proxy_test.go), so
+// Each broker advertises a relay with a stable address (test/tcprelay), so
 // clients and fetchers follow a broker across restarts on new ports. What
 // is not injected: network partitions (the relays could drop traffic, but
 // not asymmetrically per peer), clock faults, disk faults, etcd faults.
@@ -53,6 +53,7 @@ import (
 
 	"kbroker/internal/cluster/etcdtest"
 	"kbroker/internal/testbin"
+	"kbroker/test/tcprelay"
 )
 
 var (
@@ -77,7 +78,7 @@ const (
 type node struct {
 	id    int32
 	b     *testbin.Broker
-	relay *relay
+	relay *tcprelay.Relay
 	proc  *testbin.Proc
 	// down: killed or shut down, not yet restarted.
 	down bool
@@ -86,14 +87,14 @@ type node struct {
 func (n *node) start(t *testing.T) {
 	t.Helper()
 	n.proc = n.b.Start(t)
-	n.relay.point(n.proc.Addr)
+	n.relay.Point(n.proc.Addr)
 	n.down = false
 }
 
 // kill is kill -9: the relay drops the connections, as a dead host's.
 func (n *node) kill(t *testing.T) {
 	t.Helper()
-	n.relay.point("")
+	n.relay.Point("")
 	n.proc.Kill9(t)
 	n.down = true
 }
@@ -102,7 +103,7 @@ func (n *node) kill(t *testing.T) {
 func (n *node) terminate(t *testing.T) {
 	t.Helper()
 	n.proc.Stop(t, syscall.SIGTERM, 30*time.Second)
-	n.relay.point("")
+	n.relay.Point("")
 	n.down = true
 }
 
@@ -129,17 +130,17 @@ func TestReplCheck(t *testing.T) {
 	var nodes []*node
 	var seeds []string
 	for id := int32(1); id <= 3; id++ {
-		n := &node{id: id, relay: newRelay(t)}
+		n := &node{id: id, relay: tcprelay.New(t, tcprelay.RefuseWhileDown())}
 		n.b = testbin.NewBroker(t, map[string]string{
 			"node.id":                          strconv.Itoa(int(id)),
 			"metadata.etcd.endpoints":          etcd.Endpoint(),
 			"metadata.etcd.session.timeout.ms": strconv.Itoa(int(session / time.Millisecond)),
-			"advertised.listeners":             "PLAINTEXT://" + n.relay.addr(),
+			"advertised.listeners":             "PLAINTEXT://" + n.relay.Addr(),
 			"replica.lag.time.max.ms":          strconv.Itoa(int(lagMax / time.Millisecond)),
 			"log.retention.check.interval.ms":  "600000",
 		})
 		nodes = append(nodes, n)
-		seeds = append(seeds, n.relay.addr())
+		seeds = append(seeds, n.relay.Addr())
 	}
 	for _, n := range nodes {
 		n.start(t)

@@ -46,6 +46,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"kbroker/internal/testbin"
+	"kbroker/test/tcprelay"
 )
 
 func TestMain(m *testing.M) { os.Exit(testbin.Run(m)) }
@@ -143,18 +144,18 @@ func TestTxnCheck(t *testing.T) {
 	rng := rand.New(rand.NewSource(s.seed))
 	started := time.Now()
 
-	px := newProxy(t)
+	px := tcprelay.New(t)
 	b := testbin.NewBroker(t, map[string]string{
-		"advertised.listeners":                                        "PLAINTEXT://" + px.addr(),
+		"advertised.listeners":                                        "PLAINTEXT://" + px.Addr(),
 		"transaction.state.log.num.partitions":                        "3",
 		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "500",
 	})
 	proc := b.Start(t)
-	px.setTarget(proc.Addr)
+	px.Point(proc.Addr)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
-	admin, err := kgo.NewClient(kgo.SeedBrokers(px.addr()), kgo.RetryTimeout(30*time.Second))
+	admin, err := kgo.NewClient(kgo.SeedBrokers(px.Addr()), kgo.RetryTimeout(30*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestTxnCheck(t *testing.T) {
 		wg.Add(1)
 		go func(seed int64) {
 			defer wg.Done()
-			runProducer(ctx, t, i, px.addr(), s.partitions, rand.New(rand.NewSource(seed)), h, signals, stop)
+			runProducer(ctx, t, i, px.Addr(), s.partitions, rand.New(rand.NewSource(seed)), h, signals, stop)
 		}(rng.Int63())
 	}
 
@@ -221,7 +222,7 @@ func TestTxnCheck(t *testing.T) {
 			inFlight = append(inFlight, answered)
 		}
 		h.mu.Unlock()
-		px.setTarget("")
+		px.Point("")
 		proc.Kill9(t)
 		modes[mode]++
 
@@ -243,7 +244,7 @@ func TestTxnCheck(t *testing.T) {
 		time.Sleep(time.Duration(rng.Intn(300)) * time.Millisecond)
 		down := time.Now()
 		proc = b.Start(t)
-		px.setTarget(proc.Addr)
+		px.Point(proc.Addr)
 		restarted := time.Now()
 		waitLSOPasses(t, ctx, adm, hw, k)
 		t.Logf("kill %d %s; commits in flight: %v; restart %s, LSO past the old end %s later",
@@ -254,7 +255,7 @@ func TestTxnCheck(t *testing.T) {
 
 	// Every transaction ends: the abandoned ones by the broker's timeout.
 	waitLSOAtEnd(t, ctx, adm, s.partitions)
-	seen := readCommitted(t, ctx, px.addr(), h)
+	seen := readCommitted(t, ctx, px.Addr(), h)
 	if anomalies := verify(h, seen); len(anomalies) > 0 {
 		t.Fatalf("%d anomalies (first 30):\n%s", len(anomalies), strings.Join(anomalies, "\n"))
 	}
