@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
-	"strings"
 	"time"
 
 	"kbroker/internal/api"
@@ -174,7 +173,11 @@ func (b *Broker) Start() (err error) {
 	}
 	b.watchPartitionLogs()
 	b.groups = b.startGroups(parts)
-	b.markerSender = &markerSender{listener: strings.ToUpper(strings.TrimSpace(b.cfg.Props["inter.broker.listener.name"]))}
+	interBroker, err := b.newInterBroker()
+	if err != nil {
+		return err
+	}
+	b.markerSender = &markerSender{interBroker: interBroker}
 	// One producer-id allocator for both InitProducerId paths: each
 	// allocator reserves blocks of its own in the store.
 	producerIDs := txn.NewProducerIDs(b.store)

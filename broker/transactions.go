@@ -100,7 +100,7 @@ func (b *Broker) routeTxnMarker(parts *replica.Partitions) func(ctx context.Cont
 // markerSender sends markers to partition leaders on other brokers, with
 // one kgo client per broker, made on first use.
 type markerSender struct {
-	listener string // inter.broker.listener.name; "": PLAINTEXT, else the first endpoint
+	interBroker *interBroker // the listener and the client options (interbroker.go)
 
 	mu      sync.Mutex
 	clients map[int32]*markerClient
@@ -147,26 +147,12 @@ func (ms *markerSender) send(ctx context.Context, snap *meta.Snapshot, leader in
 }
 
 // client is the kgo client of broker id at its inter-broker endpoint,
-// remade when the broker's address changed.
+// authenticated as the listener's security protocol asks, remade when the
+// broker's address changed.
 func (ms *markerSender) client(snap *meta.Snapshot, id int32) (*kgo.Client, error) {
-	var ep meta.Endpoint
-	found := false
-	for _, br := range snap.LiveBrokers() {
-		if br.ID != id {
-			continue
-		}
-		if ms.listener != "" {
-			ep, found = br.Endpoint(ms.listener)
-		} else if ep, found = br.Endpoint("PLAINTEXT"); !found && len(br.Endpoints) > 0 {
-			ep, found = br.Endpoints[0], true
-		}
-	}
-	if !found {
-		return nil, fmt.Errorf("broker %d, the partition's leader, is not live", id)
-	}
-	if ep.Protocol != "PLAINTEXT" {
-		// Authenticated broker-to-broker clients arrive with replication.
-		return nil, fmt.Errorf("transaction markers to broker %d need a PLAINTEXT inter-broker listener; its %s listener is %s", id, ep.Name, ep.Protocol)
+	ep, err := ms.interBroker.endpoint(snap, id)
+	if err != nil {
+		return nil, err
 	}
 	addr := net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
 	ms.mu.Lock()
@@ -177,7 +163,7 @@ func (ms *markerSender) client(snap *meta.Snapshot, id int32) (*kgo.Client, erro
 		}
 		c.cl.Close()
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	cl, err := ms.interBroker.newClient(id, addr)
 	if err != nil {
 		return nil, err
 	}

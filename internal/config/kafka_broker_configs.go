@@ -43,6 +43,11 @@ func kafkaOnlyDefs() []*Def {
 			def("transaction.state.log.min.isr", TypeInt, "2", ReadOnly, atLeast(1), "min.insync.replicas of the transaction topic."),
 			def("transaction.state.log.replication.factor", TypeShort, "3", ReadOnly, atLeast(1), "Replication factor of the transaction topic."),
 			def("request.timeout.ms", TypeInt, "30000", ReadOnly, nil, "Timeout of the broker's own outbound requests."),
+			// The inter-broker clients' (broker/interbroker.go), read at startup:
+			// a dynamic change of the per-broker ones applies at the next restart.
+			def("security.inter.broker.protocol", TypeString, "PLAINTEXT", ReadOnly, oneOf("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"), "Security protocol between brokers when inter.broker.listener.name is not set: the inter-broker listener is the one of that name."),
+			interBrokerClientDef(def("sasl.mechanism.inter.broker.protocol", TypeString, "GSSAPI", PerBroker, nil, "SASL mechanism brokers authenticate to each other with, with the username and password of the inter-broker listener's JAAS line for it. kbroker implements PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, not Kafka's default GSSAPI: a SASL inter-broker listener needs one of them set here and enabled on it.")),
+			interBrokerClientDef(def("ssl.endpoint.identification.algorithm", TypeString, "https", PerBroker, nil, "Host name verification of the other broker's certificate on inter-broker connections: https checks the certificate names the address dialed; empty checks the chain only.")),
 		},
 		notNeeded("its goroutines take the place of Kafka's JVM thread pools",
 			def("num.io.threads", TypeInt, "8", ClusterWide, atLeast(1), "Threads that handle requests."),
@@ -96,8 +101,6 @@ func kafkaOnlyDefs() []*Def {
 			def("replica.socket.receive.buffer.bytes", TypeInt, "65536", ReadOnly, nil, "Receive buffer of replication connections."),
 			def("replica.socket.timeout.ms", TypeInt, "30000", ReadOnly, nil, "Socket timeout of replication requests."),
 			def("replica.selector.class", TypeString, none, ReadOnly, nil, "ReplicaSelector class choosing the preferred read replica (KIP-392)."),
-			def("security.inter.broker.protocol", TypeString, "PLAINTEXT", ReadOnly, oneOf("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"), "Security protocol between brokers when inter.broker.listener.name is not set."),
-			def("sasl.mechanism.inter.broker.protocol", TypeString, "GSSAPI", PerBroker, nil, "SASL mechanism between brokers."),
 			def("replication.quota.window.num", TypeInt, "11", ReadOnly, atLeast(1), "Samples kept for replication quotas."),
 			def("replication.quota.window.size.seconds", TypeInt, "1", ReadOnly, atLeast(1), "Length of one sample of replication quotas."),
 			def("alter.log.dirs.replication.quota.window.num", TypeInt, "11", ReadOnly, atLeast(1), "Samples kept for the quota on moving replicas between directories."),
@@ -237,7 +240,6 @@ func kafkaOnlyDefs() []*Def {
 			def("ssl.keymanager.algorithm", TypeString, "SunX509", PerBroker, nil, "Key manager factory algorithm."),
 			def("ssl.trustmanager.algorithm", TypeString, "PKIX", PerBroker, nil, "Trust manager factory algorithm."),
 			def("ssl.secure.random.implementation", TypeString, none, PerBroker, nil, "SecureRandom implementation."),
-			def("ssl.endpoint.identification.algorithm", TypeString, "https", PerBroker, nil, "Host name verification of the peer's certificate, for connections the broker opens."),
 			def("ssl.allow.dn.changes", TypeBoolean, "false", ReadOnly, nil, "Allow a dynamically reloaded certificate to change its distinguished name."),
 			def("ssl.allow.san.changes", TypeBoolean, "false", ReadOnly, nil, "Allow a dynamically reloaded certificate to change its subject alternative names."),
 		),
@@ -267,6 +269,15 @@ func def(name string, t Type, dflt string, mode Mode, check func(string) error, 
 	if dflt == none {
 		d.Default, d.NoDefault = "", true
 	}
+	return d
+}
+
+// interBrokerClientDef marks a key of the inter-broker clients. They read
+// it at startup; its applier is the listeners', which reads the same ssl.*
+// and sasl.* keys for the server side.
+func interBrokerClientDef(d *Def) *Def {
+	d.AppliedBy = ApplyListenerSecurity
+	d.Doc += " Read by the inter-broker clients at startup: a dynamic change applies to them at the next restart."
 	return d
 }
 
