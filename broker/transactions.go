@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -25,8 +26,11 @@ import (
 // startGroups does for groups. Its markers go to the group coordinator for
 // `__consumer_offsets` partitions and to the partition logs otherwise.
 func (b *Broker) startTransactions(parts *replica.Partitions, groups *group.Coordinator) *txn.Coordinator {
+	// A marker waits for the in-sync replicas of its partition at most
+	// request.timeout.ms, as Kafka's WriteTxnMarkers append does.
+	markerTimeout := b.msConfig("request.timeout.ms")
 	markers := func(ctx context.Context, m txn.Marker) error {
-		return b.writeTxnMarker(ctx, parts, groups, m)
+		return b.writeTxnMarker(ctx, parts, groups, m, markerTimeout)
 	}
 	t := txn.New(txn.ConfigFrom(config.Layers{Static: b.cfg.Props}), txn.NewProducerIDs(b.store), markers,
 		coordinator.RealClock{}, b.loggers.Logger("kbroker.txn"))
@@ -66,7 +70,7 @@ func (b *Broker) startTransactions(parts *replica.Partitions, groups *group.Coor
 // shard for an offsets partition another broker leads, so a marker handed
 // to it would be refused NOT_COORDINATOR, retried for ever, and the
 // transaction left in PrepareCommit or PrepareAbort.
-func (b *Broker) writeTxnMarker(ctx context.Context, parts *replica.Partitions, groups *group.Coordinator, m txn.Marker) error {
+func (b *Broker) writeTxnMarker(ctx context.Context, parts *replica.Partitions, groups *group.Coordinator, m txn.Marker, timeout time.Duration) error {
 	snap := b.store.Snapshot()
 	t := snap.Topic(m.Topic)
 	if t == nil || m.Partition < 0 || m.Partition >= t.Partitions {
@@ -80,21 +84,41 @@ func (b *Broker) writeTxnMarker(ctx context.Context, parts *replica.Partitions, 
 	case m.Topic == group.Topic:
 		return groups.CompleteTransaction(ctx, m.Partition, m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch)
 	default:
-		return parts.WriteTxnMarker(ctx, snap, m.Topic, m.Partition, marker)
+		return parts.WriteTxnMarker(ctx, snap, m.Topic, m.Partition, marker, timeout)
 	}
 }
 
 // routeTxnMarker is the API server's WriteTxnMarker: a marker another
 // broker's coordinator sends for a partition led here. Markers for
 // `__consumer_offsets` settle a transaction's offsets, so they go through
-// the group coordinator; all others to the partition log.
+// the group coordinator; all others to the partition log, whose wait for
+// the in-sync replicas is bounded by request.timeout.ms.
 func (b *Broker) routeTxnMarker(parts *replica.Partitions) func(ctx context.Context, topic string, partition int32, m replica.TxnMarker) error {
+	timeout := b.msConfig("request.timeout.ms")
 	return func(ctx context.Context, topic string, partition int32, m replica.TxnMarker) error {
 		if topic == group.Topic {
-			return b.groups.CompleteTransaction(ctx, partition, m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch)
+			return offsetsMarkerAnswer(b.groups.CompleteTransaction(ctx, partition, m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch))
 		}
-		return parts.WriteTxnMarker(ctx, b.store.Snapshot(), topic, partition, m)
+		return parts.WriteTxnMarker(ctx, b.store.Snapshot(), topic, partition, m, timeout)
 	}
+}
+
+// offsetsMarkerAnswer is Kafka's answer for a marker the group
+// coordinator here could not take because it has no ready shard for the
+// `__consumer_offsets` partition (another broker leads it, or it is still
+// loading): NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE and
+// COORDINATOR_LOAD_IN_PROGRESS become NOT_LEADER_OR_FOLLOWER, the error a
+// transaction coordinator expects of a partition leader, as
+// KafkaApis.handleWriteTxnMarkersRequest translates them. Kafka's
+// coordinator and kbroker's retry both, but kadm's WriteTxnMarkers (what
+// `kbroker transactions abort` sends) refreshes the partition's leader
+// and retries only on NOT_LEADER_OR_FOLLOWER.
+func offsetsMarkerAnswer(err error) error {
+	switch {
+	case errors.Is(err, kerr.NotCoordinator), errors.Is(err, kerr.CoordinatorNotAvailable), errors.Is(err, kerr.CoordinatorLoadInProgress):
+		return fmt.Errorf("%w: %v", kerr.NotLeaderForPartition, err)
+	}
+	return err
 }
 
 // markerSender sends markers to partition leaders on other brokers, with

@@ -10,6 +10,7 @@ package api
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -125,9 +126,20 @@ func New(deps Deps) *Server {
 }
 
 // writeTxnMarkerToLog is WriteTxnMarker's default: the partition leader
-// appends the marker to its log.
+// appends the marker to its log, waiting for the in-sync replicas at most
+// request.timeout.ms.
 func (s *Server) writeTxnMarkerToLog(ctx context.Context, topic string, partition int32, m replica.TxnMarker) error {
-	return s.Logs.WriteTxnMarker(ctx, s.Store.Snapshot(), topic, partition, m)
+	return s.Logs.WriteTxnMarker(ctx, s.Store.Snapshot(), topic, partition, m, s.requestTimeout())
+}
+
+// requestTimeout is the broker's request.timeout.ms.
+func (s *Server) requestTimeout() time.Duration {
+	var props config.Properties
+	if s.Broker != nil {
+		props = s.Broker.Props
+	}
+	n, _ := strconv.Atoi(config.BrokerValue("request.timeout.ms", config.Layers{Static: props}))
+	return time.Duration(n) * time.Millisecond
 }
 
 // Supports reports the version range of key (wire.Versions).
