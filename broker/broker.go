@@ -198,7 +198,7 @@ func (b *Broker) Start() (err error) {
 	// KIP-890 part 1: a transactional batch is appended only to a partition
 	// its producer's ongoing transaction holds; markers sent here by a
 	// coordinator settle offsets through the group coordinator.
-	handlers.VerifyTxnPartition = b.verifyTxnPartition
+	handlers.VerifyTxnPartitions = b.verifyTxnPartitions
 	handlers.WriteTxnMarker = b.routeTxnMarker(parts)
 	b.server = wire.NewServer(handlers, wire.Options{
 		MaxRequestBytes: b.cfg.SocketRequestMaxBytes,

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -25,8 +26,11 @@ import (
 // startGroups does for groups. Its markers go to the group coordinator for
 // `__consumer_offsets` partitions and to the partition logs otherwise.
 func (b *Broker) startTransactions(parts *replica.Partitions, groups *group.Coordinator, producerIDs *txn.ProducerIDs) *txn.Coordinator {
+	// A marker waits for the in-sync replicas of its partition at most
+	// request.timeout.ms, as Kafka's WriteTxnMarkers append does.
+	markerTimeout := b.msConfig("request.timeout.ms")
 	markers := func(ctx context.Context, m txn.Marker) error {
-		return b.writeTxnMarker(ctx, parts, groups, m)
+		return b.writeTxnMarker(ctx, parts, groups, m, markerTimeout)
 	}
 	t := txn.New(txn.ConfigFrom(config.Layers{Static: b.cfg.Props}), producerIDs, markers,
 		coordinator.RealClock{}, b.loggers.Logger("kbroker.txn"))
@@ -66,7 +70,7 @@ func (b *Broker) startTransactions(parts *replica.Partitions, groups *group.Coor
 // shard for an offsets partition another broker leads, so a marker handed
 // to it would be refused NOT_COORDINATOR, retried for ever, and the
 // transaction left in PrepareCommit or PrepareAbort.
-func (b *Broker) writeTxnMarker(ctx context.Context, parts *replica.Partitions, groups *group.Coordinator, m txn.Marker) error {
+func (b *Broker) writeTxnMarker(ctx context.Context, parts *replica.Partitions, groups *group.Coordinator, m txn.Marker, timeout time.Duration) error {
 	snap := b.store.Snapshot()
 	t := snap.Topic(m.Topic)
 	if t == nil || m.Partition < 0 || m.Partition >= t.Partitions {
@@ -80,21 +84,41 @@ func (b *Broker) writeTxnMarker(ctx context.Context, parts *replica.Partitions, 
 	case m.Topic == group.Topic:
 		return groups.CompleteTransaction(ctx, m.Partition, m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch)
 	default:
-		return parts.WriteTxnMarker(ctx, snap, m.Topic, m.Partition, marker)
+		return parts.WriteTxnMarker(ctx, snap, m.Topic, m.Partition, marker, timeout)
 	}
 }
 
 // routeTxnMarker is the API server's WriteTxnMarker: a marker another
 // broker's coordinator sends for a partition led here. Markers for
 // `__consumer_offsets` settle a transaction's offsets, so they go through
-// the group coordinator; all others to the partition log.
+// the group coordinator; all others to the partition log, whose wait for
+// the in-sync replicas is bounded by request.timeout.ms.
 func (b *Broker) routeTxnMarker(parts *replica.Partitions) func(ctx context.Context, topic string, partition int32, m replica.TxnMarker) error {
+	timeout := b.msConfig("request.timeout.ms")
 	return func(ctx context.Context, topic string, partition int32, m replica.TxnMarker) error {
 		if topic == group.Topic {
-			return b.groups.CompleteTransaction(ctx, partition, m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch)
+			return offsetsMarkerAnswer(b.groups.CompleteTransaction(ctx, partition, m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch))
 		}
-		return parts.WriteTxnMarker(ctx, b.store.Snapshot(), topic, partition, m)
+		return parts.WriteTxnMarker(ctx, b.store.Snapshot(), topic, partition, m, timeout)
 	}
+}
+
+// offsetsMarkerAnswer is Kafka's answer for a marker the group
+// coordinator here could not take because it has no ready shard for the
+// `__consumer_offsets` partition (another broker leads it, or it is still
+// loading): NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE and
+// COORDINATOR_LOAD_IN_PROGRESS become NOT_LEADER_OR_FOLLOWER, the error a
+// transaction coordinator expects of a partition leader, as
+// KafkaApis.handleWriteTxnMarkersRequest translates them. Kafka's
+// coordinator and kbroker's retry both, but kadm's WriteTxnMarkers (what
+// `kbroker transactions abort` sends) refreshes the partition's leader
+// and retries only on NOT_LEADER_OR_FOLLOWER.
+func offsetsMarkerAnswer(err error) error {
+	switch {
+	case errors.Is(err, kerr.NotCoordinator), errors.Is(err, kerr.CoordinatorNotAvailable), errors.Is(err, kerr.CoordinatorLoadInProgress):
+		return fmt.Errorf("%w: %v", kerr.NotLeaderForPartition, err)
+	}
+	return err
 }
 
 // markerSender sends markers to partition leaders on other brokers, with
@@ -184,30 +208,63 @@ func (ms *markerSender) close() {
 	}
 }
 
-// verifyTxnPartition is Produce's KIP-890 check: the partition must be in
-// the producer's ongoing transaction (part 1), or, with add (Produce v12+
-// under TV2, part 2), is added to it. The coordinator of the transactional
-// id answers it here when this broker leads its `__transaction_state`
-// partition; otherwise its broker is asked with an AddPartitionsToTxn
-// broker to broker, as Kafka's AddPartitionsToTxnManager does: v4 with
-// VerifyOnly to verify, v5 without it to add (v5 is the version whose
-// coordinator adds at TV2).
-func (b *Broker) verifyTxnPartition(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32, add bool) error {
+// verifyTxnPartitions is Produce's KIP-890 check, for all the
+// transactional partitions of one request: each must be in the producer's
+// ongoing transaction (part 1), or, with add (Produce v12+ under TV2, part
+// 2), is added to it. The coordinator of the transactional id answers it
+// here when this broker leads its `__transaction_state` partition;
+// otherwise its broker is asked with one AddPartitionsToTxn for all the
+// partitions, broker to broker, as Kafka's AddPartitionsToTxnManager
+// does: v4 with VerifyOnly to verify, v5 without it to add (v5 is the
+// version whose coordinator adds at TV2). The answer has an error, or
+// nil, per partition.
+func (b *Broker) verifyTxnPartitions(ctx context.Context, transactionalID string, producerID int64, epoch int16, partitions []txn.TopicPartition, add bool) []error {
 	if b.txns.Led(b.txns.Partition(transactionalID)) {
-		return b.txns.VerifyPartition(ctx, transactionalID, producerID, epoch, topic, partition, add)
+		return b.txns.VerifyPartitions(ctx, transactionalID, producerID, epoch, partitions, add)
 	}
+	resp, err := b.askTxnCoordinator(ctx, transactionalID, producerID, epoch, partitions, add)
+	if err != nil {
+		return sameError(len(partitions), err)
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil || len(resp.Transactions) == 0 {
+		if err == nil {
+			err = kerr.UnknownServerError // an answer without the transaction
+		}
+		return sameError(len(partitions), verifyAnswer(err))
+	}
+	answered := map[txn.TopicPartition]error{}
+	for _, t := range resp.Transactions[0].Topics {
+		for _, p := range t.Partitions {
+			answered[txn.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = verifyAnswer(kerr.ErrorForCode(p.ErrorCode))
+		}
+	}
+	errs := make([]error, len(partitions))
+	for i, tp := range partitions {
+		err, ok := answered[tp]
+		if !ok {
+			// Not answered, so not verified: the producer retries.
+			err = fmt.Errorf("%w: the transaction coordinator did not answer for %s-%d", kerr.CoordinatorNotAvailable, tp.Topic, tp.Partition)
+		}
+		errs[i] = err
+	}
+	return errs
+}
+
+// askTxnCoordinator sends partitions to the transaction coordinator of
+// transactionalID, on another broker, in one AddPartitionsToTxn.
+func (b *Broker) askTxnCoordinator(ctx context.Context, transactionalID string, producerID int64, epoch int16, partitions []txn.TopicPartition, add bool) (*kmsg.AddPartitionsToTxnResponse, error) {
 	snap := b.store.Snapshot()
 	st := snap.Topic(txn.Topic)
 	if st == nil {
-		return kerr.CoordinatorNotAvailable
+		return nil, kerr.CoordinatorNotAvailable
 	}
 	coordinator := snap.Leader(st, b.txns.Partition(transactionalID), b.cfg.NodeID)
 	if coordinator < 0 || coordinator == b.cfg.NodeID {
-		return kerr.CoordinatorNotAvailable
+		return nil, kerr.CoordinatorNotAvailable
 	}
 	cl, err := b.markerSender.client(snap, coordinator)
 	if err != nil {
-		return fmt.Errorf("%w: %v", kerr.CoordinatorNotAvailable, err)
+		return nil, fmt.Errorf("%w: %v", kerr.CoordinatorNotAvailable, err)
 	}
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	req.Version = 4
@@ -216,29 +273,34 @@ func (b *Broker) verifyTxnPartition(ctx context.Context, transactionalID string,
 	}
 	tr := kmsg.NewAddPartitionsToTxnRequestTransaction()
 	tr.TransactionalID, tr.ProducerID, tr.ProducerEpoch, tr.VerifyOnly = transactionalID, producerID, epoch, !add
-	tt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
-	tt.Topic, tt.Partitions = topic, []int32{partition}
-	tr.Topics = append(tr.Topics, tt)
+	for _, tp := range partitions {
+		if n := len(tr.Topics); n > 0 && tr.Topics[n-1].Topic == tp.Topic {
+			tr.Topics[n-1].Partitions = append(tr.Topics[n-1].Partitions, tp.Partition)
+			continue
+		}
+		tt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+		tt.Topic, tt.Partitions = tp.Topic, []int32{tp.Partition}
+		tr.Topics = append(tr.Topics, tt)
+	}
 	req.Transactions = append(req.Transactions, tr)
 	seeds := cl.SeedBrokers()
 	if len(seeds) == 0 {
-		return kerr.CoordinatorNotAvailable
+		return nil, kerr.CoordinatorNotAvailable
 	}
 	resp, err := req.RequestWith(ctx, seeds[0])
 	if err != nil {
-		return fmt.Errorf("%w: asking the transaction coordinator on broker %d: %v", kerr.CoordinatorNotAvailable, coordinator, err)
+		return nil, fmt.Errorf("%w: asking the transaction coordinator on broker %d: %v", kerr.CoordinatorNotAvailable, coordinator, err)
 	}
-	if len(resp.Transactions) == 0 {
-		return verifyAnswer(kerr.ErrorForCode(resp.ErrorCode))
+	return resp, nil
+}
+
+// sameError is err for each of n partitions.
+func sameError(n int, err error) []error {
+	errs := make([]error, n)
+	for i := range errs {
+		errs[i] = err
 	}
-	for _, t := range resp.Transactions[0].Topics {
-		for _, p := range t.Partitions {
-			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-				return verifyAnswer(err)
-			}
-		}
-	}
-	return nil
+	return errs
 }
 
 // verifyAnswer maps a remote coordinator's answer as VerifyPartition

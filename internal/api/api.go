@@ -10,6 +10,7 @@ package api
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -89,16 +90,18 @@ type Server struct {
 	// quotaListings is the last DescribeClientQuotas listing built.
 	quotaListings atomic.Pointer[quotaListing]
 
-	// VerifyTxnPartition is KIP-890: called, when set, before a
-	// transactional batch is appended (and before a TxnOffsetCommit writes
-	// its offsets), it asks the transaction coordinator whether the
-	// partition is in the producer's ongoing transaction and refuses the
-	// write when it is not (TRANSACTION_ABORTABLE, answered as
-	// INVALID_TXN_STATE to Produce before v11); with add (part 2, TV2:
-	// Produce v12+, TxnOffsetCommit v5+) it adds the partition instead.
-	// Set by the broker's wiring before it serves; nil writes without
-	// asking.
-	VerifyTxnPartition func(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32, add bool) error
+	// VerifyTxnPartitions is KIP-890: called, when set, before the
+	// transactional batches of a Produce are appended (and before a
+	// TxnOffsetCommit writes its offsets), it asks the transaction
+	// coordinator whether the partitions are in the producer's ongoing
+	// transaction and refuses the writes of those that are not
+	// (TRANSACTION_ABORTABLE, answered as INVALID_TXN_STATE to Produce
+	// before v11); with add (part 2, TV2: Produce v12+, TxnOffsetCommit
+	// v5+) it adds them instead. All the partitions of one request come in
+	// one call (Kafka's AddPartitionsToTxnManager batches them), and the
+	// answer has an error, or nil, per partition, in their order. Set by
+	// the broker's wiring before it serves; nil writes without asking.
+	VerifyTxnPartitions func(ctx context.Context, transactionalID string, producerID int64, epoch int16, partitions []txn.TopicPartition, add bool) []error
 	// transactionVersion is the finalized transaction.version: 2 unless a
 	// test lowers it to see TV1's refusals.
 	transactionVersion int16
@@ -129,9 +132,20 @@ func New(deps Deps) *Server {
 }
 
 // writeTxnMarkerToLog is WriteTxnMarker's default: the partition leader
-// appends the marker to its log.
+// appends the marker to its log, waiting for the in-sync replicas at most
+// request.timeout.ms.
 func (s *Server) writeTxnMarkerToLog(ctx context.Context, topic string, partition int32, m replica.TxnMarker) error {
-	return s.Logs.WriteTxnMarker(ctx, s.Store.Snapshot(), topic, partition, m)
+	return s.Logs.WriteTxnMarker(ctx, s.Store.Snapshot(), topic, partition, m, s.requestTimeout())
+}
+
+// requestTimeout is the broker's request.timeout.ms.
+func (s *Server) requestTimeout() time.Duration {
+	var props config.Properties
+	if s.Broker != nil {
+		props = s.Broker.Props
+	}
+	n, _ := strconv.Atoi(config.BrokerValue("request.timeout.ms", config.Layers{Static: props}))
+	return time.Duration(n) * time.Millisecond
 }
 
 // Supports reports the version range of key (wire.Versions).

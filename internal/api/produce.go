@@ -33,6 +33,7 @@ import (
 	"kbroker/internal/record"
 	"kbroker/internal/replica"
 	"kbroker/internal/storage"
+	"kbroker/internal/txn"
 	"kbroker/internal/wire"
 )
 
@@ -41,28 +42,26 @@ func init() { register(kmsg.Produce, 3, 13, handleProduce) }
 func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
-	acksErr := replica.CheckAcks(req.Acks)
 	snap := s.Store.Snapshot()
 	now := time.Now()
 	failed := false
-	// Kafka refuses transactional records without a transactional id as it
-	// refuses an unauthorized one, authorizer or not.
-	transactionalOK := s.produceTransactionalAllowed(c, req) && (req.TransactionID != nil || !hasTransactionalBatch(req))
+	targets := s.produceTargets(c, snap, req)
+	s.verifyTxnTargets(ctx, req, targets)
 	var waits []replica.CommitWait // acks=all on partitions with followers
 	var waitAt [][2]int            // each wait's topic and partition index in resp
+	next := 0
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		for _, rp := range rt.Partitions {
+			target := &targets[next]
+			next++
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
-			var err error
-			ref := partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}
-			if acksErr != nil {
-				err = acksErr
-			} else if err = s.produceAllowed(c, snap, ref, transactionalOK); err == nil {
+			err := target.err
+			if err == nil {
 				var w *replica.CommitWait
-				if w, err = s.produceOne(ctx, req, snap, ref, rp.Records, now, &sp); w != nil {
+				if w, err = s.produceOne(ctx, req, snap, target, now, &sp); w != nil {
 					waits, waitAt = append(waits, *w), append(waitAt, [2]int{ti, len(st.Partitions)})
 				}
 			}
@@ -104,32 +103,66 @@ func internalTopicProduce(topic string) error {
 	return newError(kerr.InvalidTopicException, "Cannot append to internal topic "+topic)
 }
 
-// produceOne verifies and appends one partition's records. With acks=all
-// on a partition with followers it returns the wait for the in-sync
-// replicas, which the handler runs once every partition is appended.
-func (s *Server) produceOne(ctx context.Context, req *kmsg.ProduceRequest, snap *meta.Snapshot, ref partitionRef, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition) (*replica.CommitWait, error) {
-	pt, err := s.resolve(snap, ref)
-	if err != nil {
-		return nil, err
-	}
-	if internalTopic(pt.Topic) {
-		return nil, internalTopicProduce(pt.Topic)
-	}
-	verifyAndAppend := func() (storage.AppendResult, error) {
-		guard, err := s.verifyTxnPartition(ctx, req, pt.Topic, pt.Key.Partition, records, pt.StartTxnVerification)
-		if err != nil {
-			return storage.AppendResult{}, err
+// produceTarget is one partition of a Produce on its way to the log, in
+// request order.
+type produceTarget struct {
+	pt      replica.Partition
+	records []byte
+	// err refuses the partition before its append.
+	err error
+	// guard is the verification guard (KIP-890) the append carries:
+	// storage.NoGuard when the coordinator was not asked.
+	guard storage.VerificationGuard
+}
+
+// produceTargets checks acks, authorizes and resolves every partition of
+// req before any is appended, so that the transactional ones can go to
+// the coordinator together (verifyTxnTargets).
+func (s *Server) produceTargets(c *wire.Conn, snap *meta.Snapshot, req *kmsg.ProduceRequest) []produceTarget {
+	acksErr := replica.CheckAcks(req.Acks)
+	// Kafka refuses transactional records without a transactional id as it
+	// refuses an unauthorized one, authorizer or not.
+	transactionalOK := s.produceTransactionalAllowed(c, req) && (req.TransactionID != nil || !hasTransactionalBatch(req))
+	var targets []produceTarget
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			t := produceTarget{records: rp.Records}
+			ref := partitionRef{name: rt.Topic, id: rt.TopicID, byID: req.Version >= 13, partition: rp.Partition}
+			switch {
+			case acksErr != nil:
+				t.err = acksErr
+			default:
+				if t.err = s.produceAllowed(c, snap, ref, transactionalOK); t.err != nil {
+					break
+				}
+				if t.pt, t.err = s.resolve(snap, ref); t.err == nil && internalTopic(t.pt.Topic) {
+					t.err = internalTopicProduce(t.pt.Topic)
+				}
+			}
+			targets = append(targets, t)
 		}
-		return s.producer.Append(snap, pt, req.Acks, records, now, guard)
 	}
-	res, err := verifyAndAppend()
+	return targets
+}
+
+// produceOne appends one partition's records, verified by
+// verifyTxnTargets. With acks=all on a partition with followers it
+// returns the wait for the in-sync replicas, which the handler runs once
+// every partition is appended.
+func (s *Server) produceOne(ctx context.Context, req *kmsg.ProduceRequest, snap *meta.Snapshot, t *produceTarget, now time.Time, sp *kmsg.ProduceResponseTopicPartition) (*replica.CommitWait, error) {
+	pt := t.pt
+	res, err := s.producer.Append(snap, pt, req.Acks, t.records, now, t.guard)
 	if errors.Is(err, storage.ErrVerificationOvertaken) {
 		// The coordinator held the verification until the last
 		// transaction's markers were written (txn.settleWait), and one of
 		// them, here, overtook the guard: asked again with a fresh guard,
 		// it answers at once for the transaction open now. Kafka answers
 		// CONCURRENT_TRANSACTIONS instead and the client retries.
-		res, err = verifyAndAppend()
+		retry := []produceTarget{{pt: pt, records: t.records}}
+		if s.verifyTxnTargets(ctx, req, retry); retry[0].err != nil {
+			return nil, retry[0].err
+		}
+		res, err = s.producer.Append(snap, pt, req.Acks, t.records, now, retry[0].guard)
 	}
 	if err != nil {
 		return nil, err
@@ -141,35 +174,86 @@ func (s *Server) produceOne(ctx context.Context, req *kmsg.ProduceRequest, snap 
 	return nil, nil
 }
 
-// verifyTxnPartition asks the transaction coordinator, through the KIP-890
-// hook, whether a transactional batch's partition is in its producer's
-// transaction; under TV2 (transaction.version 2 finalized, Produce v12+)
-// the coordinator adds it instead, so clients send no AddPartitionsToTxn.
-// The partition's verification guard is taken first and returned for the
-// append, so that a marker written while the coordinator answers makes the
-// append fail rather than open a transaction no marker will end; a
-// producer whose transaction is already open in the partition needs no
-// question (Kafka's VerificationGuard.SENTINEL). A refusal reaches clients
-// of Produce v10 and older as INVALID_TXN_STATE, which they know, instead
-// of TRANSACTION_ABORTABLE.
-func (s *Server) verifyTxnPartition(ctx context.Context, req *kmsg.ProduceRequest, topic string, partition int32, records []byte, startGuard func(pid int64, epoch int16) storage.VerificationGuard) (storage.VerificationGuard, error) {
-	if s.VerifyTxnPartition == nil || req.TransactionID == nil {
-		return storage.NoGuard, nil
+// errManyTransactionalProducers is Kafka's refusal of a Produce whose
+// transactional batches come from more than one producer: the request is
+// verified for one producer, so every partition gets it.
+var errManyTransactionalProducers = newError(kerr.InvalidProducerIDMapping, "Transactional records contained more than one producer ID")
+
+// verifyTxnTargets asks the transaction coordinator, through the KIP-890
+// hook, whether the partitions of req's transactional batches are in their
+// producer's transaction; under TV2 (transaction.version 2 finalized,
+// Produce v12+) the coordinator adds them instead, so clients send no
+// AddPartitionsToTxn. Every partition's verification guard is taken
+// first and kept for its append, so that a marker written while the
+// coordinator answers makes the append fail rather than open a
+// transaction no marker will end; a producer whose transaction is already
+// open in a partition needs no question there (Kafka's
+// VerificationGuard.SENTINEL). The partitions left go to the coordinator
+// in one call, as Kafka's AddPartitionsToTxnManager sends them: under TV2
+// one `__transaction_state` write adds them all. The refused get the
+// coordinator's error in target.err.
+func (s *Server) verifyTxnTargets(ctx context.Context, req *kmsg.ProduceRequest, targets []produceTarget) {
+	if req.TransactionID == nil {
+		return
 	}
-	h, ok := record.ParseHeader(records)
-	if !ok || !h.IsTransactional() || h.IsControl() {
-		return storage.NoGuard, nil // the log refuses what is not a transactional data batch
+	var ask []int // indexes into targets
+	var pid int64
+	var epoch int16
+	for i := range targets {
+		t := &targets[i]
+		if t.err != nil {
+			continue
+		}
+		h, ok := record.ParseHeader(t.records)
+		if !ok || !h.IsTransactional() || h.IsControl() {
+			continue // the log refuses what is not a transactional data batch
+		}
+		if len(ask) > 0 && (h.ProducerID != pid || h.ProducerEpoch != epoch) {
+			for j := range targets {
+				targets[j].err, targets[j].guard = errManyTransactionalProducers, storage.NoGuard
+			}
+			return
+		}
+		pid, epoch = h.ProducerID, h.ProducerEpoch
+		ask = append(ask, i)
 	}
-	guard := storage.NoGuard
-	if startGuard != nil {
-		if guard = startGuard(h.ProducerID, h.ProducerEpoch); guard == storage.NoGuard {
-			return guard, nil
+	if s.VerifyTxnPartitions == nil || len(ask) == 0 {
+		return
+	}
+	var partitions []txn.TopicPartition
+	var asked []int // indexes into targets, one per partition
+	for _, i := range ask {
+		t := &targets[i]
+		if t.guard = t.pt.StartTxnVerification(pid, epoch); t.guard != storage.NoGuard {
+			partitions, asked = append(partitions, txn.TopicPartition{Topic: t.pt.Topic, Partition: t.pt.Key.Partition}), append(asked, i)
 		}
 	}
-	add := req.Version >= 12 && s.transactionVersion >= 2
-	err := s.VerifyTxnPartition(ctx, *req.TransactionID, h.ProducerID, h.ProducerEpoch, topic, partition, add)
-	if err != nil && req.Version < 11 && errors.Is(err, kerr.TransactionAbortable) {
-		return guard, newError(kerr.InvalidTxnState, err.Error())
+	if len(partitions) == 0 {
+		return
 	}
-	return guard, err
+	errs := s.askTxnCoordinator(ctx, req, pid, epoch, partitions)
+	for j, i := range asked {
+		if j >= len(errs) {
+			// A hook that answered fewer partitions than asked: the rest
+			// are not verified.
+			targets[i].err = kerr.UnknownServerError
+			continue
+		}
+		targets[i].err = errs[j]
+	}
+}
+
+// askTxnCoordinator is verifyTxnTargets' call of the hook: one per
+// request, with an error per partition. A refusal reaches clients of
+// Produce v10 and older as INVALID_TXN_STATE, which they know, instead of
+// TRANSACTION_ABORTABLE.
+func (s *Server) askTxnCoordinator(ctx context.Context, req *kmsg.ProduceRequest, pid int64, epoch int16, partitions []txn.TopicPartition) []error {
+	add := req.Version >= 12 && s.transactionVersion >= 2
+	errs := s.VerifyTxnPartitions(ctx, *req.TransactionID, pid, epoch, partitions, add)
+	for i, err := range errs {
+		if err != nil && req.Version < 11 && errors.Is(err, kerr.TransactionAbortable) {
+			errs[i] = newError(kerr.InvalidTxnState, err.Error())
+		}
+	}
+	return errs
 }

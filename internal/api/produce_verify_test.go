@@ -9,67 +9,95 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/record"
+	"kbroker/internal/txn"
 )
 
-// The KIP-890 hook is asked about transactional batches only, with the
-// batch's producer, and its TRANSACTION_ABORTABLE reaches Produce v10 and
-// older as INVALID_TXN_STATE.
-func TestProduceAsksTheVerificationHookForTransactionalBatches(t *testing.T) {
+func transactionalBatch(t *testing.T, pid int64, transactional bool) []byte {
+	t.Helper()
+	b := record.NewBuilder()
+	b.ProducerID, b.ProducerEpoch, b.BaseSequence, b.Transactional = pid, 3, 0, transactional
+	b.Add(1, nil, []byte("v"))
+	raw, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// The KIP-890 hook is asked once per Produce, for all its partitions, and
+// its TRANSACTION_ABORTABLE reaches Produce v10 and older as
+// INVALID_TXN_STATE; Produce v12+ adds the partitions (part 2) only when
+// transaction.version 2 is finalized.
+func TestProduceAsksTheVerificationHookOnceForAllPartitions(t *testing.T) {
 	type call struct {
-		id    string
-		pid   int64
-		epoch int16
-		topic string
-		part  int32
-		add   bool
+		id         string
+		pid        int64
+		epoch      int16
+		partitions []txn.TopicPartition
+		add        bool
 	}
 	var calls []call
-	s := &Server{transactionVersion: 2, VerifyTxnPartition: func(_ context.Context, id string, pid int64, epoch int16, topic string, part int32, add bool) error {
-		calls = append(calls, call{id, pid, epoch, topic, part, add})
-		return kerr.TransactionAbortable
+	s := &Server{transactionVersion: 2, VerifyTxnPartitions: func(_ context.Context, id string, pid int64, epoch int16, partitions []txn.TopicPartition, add bool) []error {
+		calls = append(calls, call{id, pid, epoch, partitions, add})
+		errs := make([]error, len(partitions))
+		errs[len(errs)-1] = kerr.TransactionAbortable
+		return errs
 	}}
-	batch := func(transactional bool) []byte {
-		b := record.NewBuilder()
-		b.ProducerID, b.ProducerEpoch, b.BaseSequence, b.Transactional = 42, 3, 0, transactional
-		b.Add(1, nil, []byte("v"))
-		raw, _ := b.Build()
-		return raw
-	}
 	id := "tx"
 	req := kmsg.NewPtrProduceRequest()
 	req.TransactionID = &id
-	ref := partitionRef{name: "t", partition: 2}
+	partitions := []txn.TopicPartition{{Topic: "t", Partition: 2}, {Topic: "u", Partition: 0}}
 	for _, c := range []struct {
 		version int16
 		want    *kerr.Error
 	}{{11, kerr.TransactionAbortable}, {10, kerr.InvalidTxnState}} {
 		req.Version = c.version
-		_, err := s.verifyTxnPartition(context.Background(), req, ref.name, ref.partition, batch(true), nil)
-		if code, _ := errorCode(err); code != c.want.Code {
-			t.Fatalf("Produce v%d: %v, want %v", c.version, err, c.want)
+		errs := s.askTxnCoordinator(context.Background(), req, 42, 3, partitions)
+		if len(errs) != 2 || errs[0] != nil {
+			t.Fatalf("Produce v%d: %v, want the first partition verified", c.version, errs)
+		}
+		if code, _ := errorCode(errs[1]); code != c.want.Code {
+			t.Fatalf("Produce v%d: %v, want %v", c.version, errs[1], c.want)
 		}
 	}
-	if _, err := s.verifyTxnPartition(context.Background(), req, ref.name, ref.partition, batch(false), nil); err != nil {
-		t.Fatalf("an idempotent batch was verified: %v", err)
+	if len(calls) != 2 || calls[0].id != "tx" || calls[0].pid != 42 || calls[0].epoch != 3 || len(calls[0].partitions) != 2 || calls[0].add {
+		t.Fatalf("hook calls %+v, want one per request with both partitions", calls)
 	}
-	if len(calls) != 2 || calls[0] != (call{"tx", 42, 3, "t", 2, false}) {
-		t.Fatalf("hook calls %+v", calls)
-	}
-	// KIP-890 part 2: Produce v12+ adds the partition, but only when
-	// transaction.version 2 is finalized.
-	calls = nil
 	for _, c := range []struct {
 		version, tv int16
 		add         bool
 	}{{12, 2, true}, {13, 2, true}, {11, 2, false}, {12, 1, false}} {
 		req.Version, s.transactionVersion = c.version, c.tv
-		_, _ = s.verifyTxnPartition(context.Background(), req, ref.name, ref.partition, batch(true), nil)
+		_ = s.askTxnCoordinator(context.Background(), req, 42, 3, partitions)
 		if last := calls[len(calls)-1]; last.add != c.add {
 			t.Fatalf("Produce v%d at transaction.version %d: add %v, want %v", c.version, c.tv, last.add, c.add)
 		}
 	}
-	s.VerifyTxnPartition = nil
-	if _, err := s.verifyTxnPartition(context.Background(), req, ref.name, ref.partition, batch(true), nil); errors.Is(err, kerr.TransactionAbortable) {
-		t.Fatal("no hook, yet refused")
+
+	// Idempotent batches, and requests without a transactional id, are not
+	// the coordinator's business.
+	calls = nil
+	targets := []produceTarget{{records: transactionalBatch(t, 42, false)}}
+	s.verifyTxnTargets(context.Background(), req, targets)
+	noID := kmsg.NewPtrProduceRequest()
+	s.verifyTxnTargets(context.Background(), noID, []produceTarget{{records: transactionalBatch(t, 42, true)}})
+	if len(calls) != 0 || targets[0].err != nil {
+		t.Fatalf("hook calls %+v, error %v, for batches that need no verification", calls, targets[0].err)
+	}
+	// Two producers in one request: Kafka verifies one producer per
+	// request, and refuses every partition.
+	targets = []produceTarget{
+		{records: transactionalBatch(t, 42, true)},
+		{records: transactionalBatch(t, 43, true)},
+		{records: transactionalBatch(t, 42, false)},
+	}
+	s.verifyTxnTargets(context.Background(), req, targets)
+	for i, tg := range targets {
+		if code, _ := errorCode(tg.err); code != kerr.InvalidProducerIDMapping.Code || !errors.Is(tg.err, kerr.InvalidProducerIDMapping) {
+			t.Fatalf("partition %d of a request with two producers: %v, want INVALID_PRODUCER_ID_MAPPING", i, tg.err)
+		}
+	}
+	if len(calls) != 0 {
+		t.Fatalf("hook calls %+v for a refused request", calls)
 	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"kbroker/internal/group"
 	"kbroker/internal/meta"
+	"kbroker/internal/txn"
 	"kbroker/internal/wire"
 )
 
@@ -80,12 +81,15 @@ func handleTxnOffsetCommit(ctx context.Context, s *Server, c *wire.Conn, r *wire
 // sending no AddOffsetsToTxn (part 2). The code answers every partition.
 func (s *Server) verifyTxnOffsets(ctx context.Context, snap *meta.Snapshot, req *kmsg.TxnOffsetCommitRequest) int16 {
 	offsets := snap.Topic(group.Topic)
-	if s.VerifyTxnPartition == nil || offsets == nil {
+	if s.VerifyTxnPartitions == nil || offsets == nil {
 		return 0
 	}
 	add := req.Version >= 5 && s.transactionVersion >= 2
-	err := s.VerifyTxnPartition(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch,
-		group.Topic, group.Partition(req.Group, offsets.Partitions), add)
+	partition := txn.TopicPartition{Topic: group.Topic, Partition: group.Partition(req.Group, offsets.Partitions)}
+	var err error = kerr.UnknownServerError // a hook that answered nothing
+	if errs := s.VerifyTxnPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, []txn.TopicPartition{partition}, add); len(errs) > 0 {
+		err = errs[0]
+	}
 	if err == nil {
 		return 0
 	}

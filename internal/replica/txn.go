@@ -23,8 +23,10 @@ type TxnMarker = storage.TxnMarker
 // marker's producer and coordinator epochs are checked by the log
 // (storage.ErrInvalidProducerEpoch, storage.ErrTransactionCoordinatorFenced).
 // Markers for `__consumer_offsets` belong to the group coordinator, which
-// must see them too; the caller routes those there.
-func (p *Partitions) WriteTxnMarker(ctx context.Context, snap *meta.Snapshot, topic string, partition int32, m TxnMarker) error {
+// must see them too; the caller routes those there. On a replicated
+// partition the marker waits for the in-sync replicas at most timeout:
+// Kafka's WriteTxnMarkers append waits the broker's request.timeout.ms.
+func (p *Partitions) WriteTxnMarker(ctx context.Context, snap *meta.Snapshot, topic string, partition int32, m TxnMarker, timeout time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -57,14 +59,9 @@ func (p *Partitions) WriteTxnMarker(ctx context.Context, snap *meta.Snapshot, to
 		return err
 	}
 	waits := []CommitWait{{Partition: pt, LastOffset: offset, MinInsync: minInsync}}
-	p.AwaitCommitted(ctx, waits, TxnMarkerTimeout)
+	p.AwaitCommitted(ctx, waits, timeout)
 	return waits[0].Err
 }
-
-// TxnMarkerTimeout bounds how long a marker waits for the in-sync
-// replicas: Kafka's WriteTxnMarkers append waits request.timeout.ms
-// (30 s by default).
-var TxnMarkerTimeout = 30 * time.Second
 
 // AppendTxnMarker appends a transaction marker as the partition's leader
 // and wakes what waits on the partition (a read_committed fetch waits for

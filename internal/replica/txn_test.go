@@ -47,7 +47,7 @@ func TestWriteTxnMarkerMovesTheLastStableOffset(t *testing.T) {
 	}
 	seen := p.Delayed().Notifications()
 	m := TxnMarker{ProducerID: 5, ProducerEpoch: 0, Commit: true, CoordinatorEpoch: 1}
-	if err := p.WriteTxnMarker(context.Background(), snap, "t", 0, m); err != nil {
+	if err := p.WriteTxnMarker(context.Background(), snap, "t", 0, m, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if p.Delayed().Notifications() == seen {
@@ -56,10 +56,36 @@ func TestWriteTxnMarkerMovesTheLastStableOffset(t *testing.T) {
 	if off, _, _ := pt.ListOffset(OffsetLatest, true); off != 2 || pt.LastStableOffset() != 2 {
 		t.Fatalf("read_committed latest %d after the commit, want 2", off)
 	}
-	if err := p.WriteTxnMarker(context.Background(), snap, "t", 1, m); !errors.Is(err, ErrNotLeader) {
+	if err := p.WriteTxnMarker(context.Background(), snap, "t", 1, m, time.Second); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("marker for a partition broker 2 leads: %v", err)
 	}
-	if err := p.WriteTxnMarker(context.Background(), snap, "nope", 0, m); !errors.Is(err, meta.ErrUnknownTopic) {
+	if err := p.WriteTxnMarker(context.Background(), snap, "nope", 0, m, time.Second); !errors.Is(err, meta.ErrUnknownTopic) {
 		t.Fatalf("marker for a missing topic: %v", err)
+	}
+}
+
+// A marker on a partition whose followers do not fetch it waits for them
+// only as long as it is told (the broker passes its request.timeout.ms),
+// then answers REQUEST_TIMED_OUT (ErrReplicationTimeout) for the
+// coordinator to write it again.
+func TestWriteTxnMarkerWaitsForTheInSyncReplicasAtMostItsTimeout(t *testing.T) {
+	p, store := testPartitions(t)
+	topic := createTopic(t, store, "t", []int32{1, 2, 3})
+	snap := store.Snapshot()
+	pt, err := p.Lead(snap, topic, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendTxn(t, pt, 5, 0, 1000)
+	m := TxnMarker{ProducerID: 5, ProducerEpoch: 0, Commit: true, CoordinatorEpoch: 1}
+	const timeout = 300 * time.Millisecond
+	start := time.Now()
+	err = p.WriteTxnMarker(context.Background(), snap, "t", 0, m, timeout)
+	took := time.Since(start)
+	if !errors.Is(err, ErrReplicationTimeout) {
+		t.Fatalf("marker no follower fetched: %v, want ErrReplicationTimeout", err)
+	}
+	if took < timeout || took > timeout+2*time.Second {
+		t.Fatalf("the marker waited %v for the in-sync replicas, want about %v", took, timeout)
 	}
 }

@@ -233,38 +233,50 @@ func (c *Coordinator) Verify(ctx context.Context, id string, pid int64, epoch in
 	return a.top, a.parts
 }
 
-// VerifyPartition is the Produce and TxnOffsetCommit paths' hook for
-// KIP-890: nil if topic/partition is in the ongoing transaction of id at
-// producer id and epoch, else the error the write gets:
-// INVALID_PRODUCER_EPOCH for another epoch, INVALID_TXN_STATE for a
-// partition not added or a producer that is not the id's,
-// CONCURRENT_TRANSACTIONS (retriable) while the previous transaction
-// completes, and the coordinator's lookup errors (NOT_COORDINATOR,
-// COORDINATOR_LOAD_IN_PROGRESS, ...). With add (TV2: Produce v12+,
-// TxnOffsetCommit v5+) the partition is added to the transaction instead
-// of checked, opening it if none is, as Kafka's produce path does with
-// AddPartitionsToTxn VerifyOnly=false.
+// VerifyPartition is VerifyPartitions for one partition (TxnOffsetCommit's
+// offsets partition).
 func (c *Coordinator) VerifyPartition(ctx context.Context, id string, pid int64, epoch int16, topic string, partition int32, add bool) error {
+	return c.VerifyPartitions(ctx, id, pid, epoch, []TopicPartition{{topic, partition}}, add)[0]
+}
+
+// VerifyPartitions is the Produce and TxnOffsetCommit paths' hook for
+// KIP-890, for every partition of one request at once: per partition, nil
+// if it is in the ongoing transaction of id at producer id and epoch, else
+// the error the write gets: INVALID_PRODUCER_EPOCH for another epoch,
+// INVALID_TXN_STATE for a partition not added or a producer that is not
+// the id's, CONCURRENT_TRANSACTIONS (retriable) while the previous
+// transaction completes, and the coordinator's lookup errors
+// (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, ...). With add (TV2:
+// Produce v12+, TxnOffsetCommit v5+) the partitions are added to the
+// transaction instead of checked, opening it if none is, as Kafka's
+// produce path does with AddPartitionsToTxn VerifyOnly=false. The
+// partitions of a request go to the coordinator together, as Kafka's
+// AddPartitionsToTxnManager batches them: one trip to the shard's loop
+// and, for an add, one `__transaction_state` write for all of them.
+func (c *Coordinator) VerifyPartitions(ctx context.Context, id string, pid int64, epoch int16, partitions []TopicPartition, add bool) []error {
 	var top *kerr.Error
 	var parts []*kerr.Error
 	if add {
-		top = c.AddPartitionsAt(ctx, id, pid, epoch, []TopicPartition{{topic, partition}}, TV2)
-		parts = []*kerr.Error{nil}
+		top = c.AddPartitionsAt(ctx, id, pid, epoch, partitions, TV2)
 	} else {
-		top, parts = c.Verify(ctx, id, pid, epoch, []TopicPartition{{topic, partition}})
+		top, parts = c.Verify(ctx, id, pid, epoch, partitions)
 	}
 	switch top {
-	case nil:
-		if parts[0] != nil {
-			return parts[0]
-		}
-		return nil
 	case kerr.ProducerFenced:
-		return kerr.InvalidProducerEpoch
+		top = kerr.InvalidProducerEpoch
 	case kerr.InvalidProducerIDMapping:
-		return kerr.InvalidTxnState
+		top = kerr.InvalidTxnState
 	}
-	return top
+	errs := make([]error, len(partitions))
+	for i := range errs {
+		switch {
+		case top != nil:
+			errs[i] = top
+		case i < len(parts) && parts[i] != nil:
+			errs[i] = parts[i]
+		}
+	}
+	return errs
 }
 
 // EndResult is EndTxn's answer: on success the producer id and epoch the
