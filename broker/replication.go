@@ -50,7 +50,15 @@ func (b *Broker) startReplication(parts *replica.Partitions) {
 	b.watchReplication(parts, b.fetchers)
 	// Every broker runs the elections; only the elected controller's act.
 	ctrl := controller.New(b.cfg, b.store, nil, b.loggers.Logger("kbroker.controller"))
-	b.elections = ctrl.StartElections(func() bool { return b.member != nil && b.member.Controller() == b.cfg.NodeID })
+	elections := ctrl.StartElections(func() bool { return b.member != nil && b.member.Controller() == b.cfg.NodeID })
+	if m, ok := b.member.(*cluster.Member); ok {
+		m.OnControllerChange(func(id int32, rev int64) {
+			if id == b.cfg.NodeID {
+				elections.BecameController(rev)
+			}
+		})
+	}
+	b.elections = elections
 }
 
 // watchReplication exports the replication metrics, read at scrape time.

@@ -33,6 +33,10 @@ type Member struct {
 	log     *slog.Logger
 
 	controller atomic.Int32
+	// controllerListeners are called on every change of controller
+	// (OnControllerChange).
+	listenersMu         sync.Mutex
+	controllerListeners []func(id int32, rev int64)
 	// shuttingDown is set by BeginControlledShutdown: a registration
 	// written again after a lost lease keeps the mark, or the controller
 	// would put the stopping broker back in ISRs and leaderships.
@@ -68,6 +72,37 @@ func NewMember(cli *clientv3.Client, store *meta.Store, opts MemberOptions) *Mem
 
 // Controller is the id of the elected controller, -1 while none is known.
 func (m *Member) Controller() int32 { return m.controller.Load() }
+
+// OnControllerChange registers fn to be called, on the goroutine that
+// observes the election, each time the controller changes: id is the new
+// controller (-1: none known) and rev the etcd revision of the election
+// change that made it so. That change is under the store's prefix, so once
+// the store has applied rev its snapshot also lacks the brokers whose
+// leases ended with the old controller's campaign key (a broker's
+// registration and its campaign share its lease). A new controller runs
+// its first election pass from here, at once: the change of the live
+// brokers alone comes too early, often before this broker knows it won.
+// fn must not block.
+func (m *Member) OnControllerChange(fn func(id int32, rev int64)) {
+	m.listenersMu.Lock()
+	m.controllerListeners = append(m.controllerListeners, fn)
+	m.listenersMu.Unlock()
+}
+
+// setController records the controller observed at rev and tells the
+// listeners when it changed.
+func (m *Member) setController(id int32, rev int64) {
+	if old := m.controller.Swap(id); old == id {
+		return
+	}
+	m.log.Info("controller changed", "controller", id)
+	m.listenersMu.Lock()
+	listeners := m.controllerListeners
+	m.listenersMu.Unlock()
+	for _, fn := range listeners {
+		fn(id, rev)
+	}
+}
 
 // Join registers reg, waits until this broker's own store lists it, and
 // then keeps the registration alive (re-registering after a lost lease) and
@@ -273,6 +308,11 @@ func (m *Member) campaign(ctx context.Context, session *concurrency.Session, id 
 // keys. While etcd is unreachable the last known controller stays.
 func (m *Member) observe(ctx context.Context) {
 	pfx := m.prefix + controllerPrefix
+	// changed is the revision of the last change of the election keys
+	// seen (a campaign key's creation or deletion): unlike the Get's
+	// header revision, which counts writes anywhere in etcd, it is one
+	// the store's watch delivers.
+	var changed int64
 	for ctx.Err() == nil {
 		cctx, cancel := context.WithTimeout(ctx, m.timeout)
 		resp, err := m.cli.Get(cctx, pfx, clientv3.WithFirstCreate()...)
@@ -289,12 +329,14 @@ func (m *Member) observe(ctx context.Context) {
 			if n, err := strconv.ParseInt(string(resp.Kvs[0].Value), 10, 32); err == nil {
 				leader = int32(n)
 			}
+			changed = max(changed, resp.Kvs[0].ModRevision)
 		}
-		if old := m.controller.Swap(leader); old != leader {
-			m.log.Info("controller changed", "controller", leader)
-		}
+		m.setController(leader, changed)
 		wctx, stop := context.WithCancel(clientv3.WithRequireLeader(ctx))
 		for wr := range m.cli.Watch(wctx, pfx, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1)) {
+			for _, ev := range wr.Events {
+				changed = max(changed, ev.Kv.ModRevision) // a deletion's is the deleting revision
+			}
 			if wr.Err() != nil || len(wr.Events) > 0 {
 				break
 			}

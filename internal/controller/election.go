@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"kbroker/internal/meta"
@@ -28,17 +29,28 @@ import (
 // replica lead it.
 
 // electionInterval is how often the controller also goes over every
-// partition without a metadata change: to act once it becomes the
-// controller, and to retry a change another writer beat.
+// partition without a metadata change: to retry a change another writer
+// beat, or one that failed while etcd was unreachable. Becoming the
+// controller and a change of the live brokers run a pass at once.
 const electionInterval = 2 * time.Second
+
+// electedSnapshotWait bounds how long a new controller's first pass waits
+// for its store to reach the election change that made it the controller;
+// past it, the pass runs on what the store has (a later pass, woken by the
+// same change reaching the store, corrects it).
+const electedSnapshotWait = time.Second
 
 // Elections runs the controller's elections until Close.
 type Elections struct {
 	c            *Controller
 	isController func() bool
 	wake         chan struct{}
-	cancel       context.CancelFunc
-	wg           sync.WaitGroup
+	// electedAt is the etcd revision at which this broker was seen
+	// winning the controller election, until the pass it woke has waited
+	// for the store to apply it; 0 when no such pass is due.
+	electedAt atomic.Int64
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
 }
 
 // StartElections runs elections whenever isController says this broker is
@@ -65,12 +77,36 @@ func (c *Controller) StartElections(isController func() bool) *Elections {
 			case <-e.wake:
 			case <-tick.C:
 			}
-			if e.isController() {
-				c.ElectLeaders(ctx, c.store.Snapshot())
+			if !e.isController() {
+				continue
 			}
+			if rev := e.electedAt.Swap(0); rev > 0 {
+				wctx, cancel := context.WithTimeout(ctx, electedSnapshotWait)
+				c.store.WaitFor(wctx, rev) // on a timeout, go on with the snapshot there is
+				cancel()
+			}
+			c.ElectLeaders(ctx, c.store.Snapshot())
 		}
 	})
 	return e
+}
+
+// BecameController runs a pass now, on a snapshot that includes etcd
+// revision rev: the election change that made this broker the controller
+// (cluster.Member.OnControllerChange). Kafka's new controller likewise
+// acts on the brokers its predecessor left fenced as soon as it is
+// active. Without it the pass would wait for the next tick: the change of
+// the live brokers that went with the old controller's lease usually
+// reaches the store, and wakes the pass, before this broker has learned
+// that it won.
+func (e *Elections) BecameController(rev int64) {
+	for {
+		cur := e.electedAt.Load()
+		if rev <= cur || e.electedAt.CompareAndSwap(cur, rev) {
+			break
+		}
+	}
+	e.poke()
 }
 
 func (e *Elections) poke() {
