@@ -49,7 +49,7 @@ func (b *Broker) startReplication(parts *replica.Partitions) {
 	}, opts)
 	b.watchReplication(parts, b.fetchers)
 	// Every broker runs the elections; only the elected controller's act.
-	ctrl := controller.New(b.cfg, b.store, nil, b.loggers.Logger("kbroker.controller"))
+	ctrl := controller.New(b.cfg, b.store, b.configs, nil, b.loggers.Logger("kbroker.controller"))
 	elections := ctrl.StartElections(func() bool { return b.member != nil && b.member.Controller() == b.cfg.NodeID })
 	if m, ok := b.member.(*cluster.Member); ok {
 		m.OnControllerChange(func(id int32, rev int64) {

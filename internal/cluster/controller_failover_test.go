@@ -35,7 +35,16 @@ func (tc *testCluster) createLedBy(t *testing.T, topic string, leader int32) {
 			replicas = append(replicas, id)
 		}
 	}
-	rt := topicToCreate(topic, -1, -1, nil)
+	tc.createOn(t, topic, replicas, nil)
+}
+
+// createOn creates topic with configs and one partition on replicas (live
+// brokers; the first leads) through that leader, and waits until every
+// live broker has it with its whole ISR.
+func (tc *testCluster) createOn(t *testing.T, topic string, replicas []int32, configs map[string]string) {
+	t.Helper()
+	leader := replicas[0]
+	rt := topicToCreate(topic, -1, -1, configs)
 	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
 	a.Partition, a.Replicas = 0, replicas
 	rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)

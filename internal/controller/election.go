@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -193,24 +194,16 @@ func nextState(cur meta.PartitionRecord, live map[int32]*meta.Broker, unclean bo
 	return next, true
 }
 
-// minInsync is min.insync.replicas for topic: its override, else the
-// broker's setting (1 when unset, Kafka's default).
+// minInsync is min.insync.replicas for topic (1 if it does not parse:
+// the catalog validated it).
 func (c *Controller) minInsync(snap *meta.Snapshot, topic string) int {
-	v, ok := snap.TopicConfig(topic)["min.insync.replicas"]
-	if !ok {
-		v = c.broker.Props["min.insync.replicas"]
-	}
-	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+	if n, err := strconv.Atoi(strings.TrimSpace(c.topicConfig(snap, topic, "min.insync.replicas"))); err == nil && n > 0 {
 		return n
 	}
 	return 1
 }
 
-// uncleanElection is unclean.leader.election.enable for topic: its
-// override, else the broker's setting.
+// uncleanElection is unclean.leader.election.enable for topic.
 func (c *Controller) uncleanElection(snap *meta.Snapshot, topic string) bool {
-	if v, ok := snap.TopicConfig(topic)["unclean.leader.election.enable"]; ok {
-		return v == "true"
-	}
-	return c.broker.Props["unclean.leader.election.enable"] == "true"
+	return strings.TrimSpace(c.topicConfig(snap, topic, "unclean.leader.election.enable")) == "true"
 }
