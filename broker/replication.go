@@ -50,15 +50,9 @@ func (b *Broker) startReplication(parts *replica.Partitions) {
 	b.watchReplication(parts, b.fetchers)
 	// Every broker runs the elections; only the elected controller's act.
 	ctrl := controller.New(b.cfg, b.store, b.configs, nil, b.loggers.Logger("kbroker.controller"))
-	elections := ctrl.StartElections(func() bool { return b.member != nil && b.member.Controller() == b.cfg.NodeID })
 	if m, ok := b.member.(*cluster.Member); ok {
-		m.OnControllerChange(func(id int32, rev int64) {
-			if id == b.cfg.NodeID {
-				elections.BecameController(rev)
-			}
-		})
+		b.elections = ctrl.StartElections(m)
 	}
-	b.elections = elections
 }
 
 // watchReplication exports the replication metrics, read at scrape time.

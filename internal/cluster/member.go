@@ -37,10 +37,19 @@ type Member struct {
 	// (OnControllerChange).
 	listenersMu         sync.Mutex
 	controllerListeners []func(id int32, rev int64)
+	// reg is the registration Join was given; what is written is it with
+	// the marks below.
+	reg meta.Broker
 	// shuttingDown is set by BeginControlledShutdown: a registration
 	// written again after a lost lease keeps the mark, or the controller
 	// would put the stopping broker back in ISRs and leaderships.
 	shuttingDown atomic.Bool
+	// uncleanPending: this broker's registration says its previous run
+	// shut down uncleanly and the controller has not yet cleared that
+	// (ClearUncleanShutdown), which it does once it has taken the broker
+	// out of every ISR and ELR. A registration written again after a lost
+	// lease keeps the mark until then, or the controller would never prune.
+	uncleanPending atomic.Bool
 
 	cancel  context.CancelFunc
 	stopped chan struct{}
@@ -67,6 +76,7 @@ func NewMember(cli *clientv3.Client, store *meta.Store, opts MemberOptions) *Mem
 		m.log = slog.New(slog.DiscardHandler)
 	}
 	m.controller.Store(-1)
+	m.uncleanPending.Store(true) // nothing is known to be clean before Join
 	return m
 }
 
@@ -107,8 +117,17 @@ func (m *Member) setController(id int32, rev int64) {
 // Join registers reg, waits until this broker's own store lists it, and
 // then keeps the registration alive (re-registering after a lost lease) and
 // campaigns for controller until Close.
+//
+// A registration marked UncleanShutdown makes Join wait, at most one lease
+// TTL and one request timeout, until the controller has cleared the mark:
+// until then the partition records may still name this broker a leader
+// or in-sync replica on the strength of records it may have lost, and it
+// must not serve them (Kafka's controller keeps such a broker fenced
+// until it has processed its registration).
 func (m *Member) Join(ctx context.Context, reg meta.Broker) error {
-	value, err := json.Marshal(reg)
+	m.reg = reg
+	m.uncleanPending.Store(reg.UncleanShutdown)
+	value, err := m.registration()
 	if err != nil {
 		return err
 	}
@@ -116,13 +135,22 @@ func (m *Member) Join(ctx context.Context, reg meta.Broker) error {
 	if err != nil {
 		return err
 	}
+	if reg.UncleanShutdown {
+		// Registered only now: before, the store could still hold the
+		// registration of this broker's previous run.
+		m.store.OnChange(func(ev meta.Event) { m.noteUncleanCleared(ev.Cur) })
+		m.noteUncleanCleared(m.store.Snapshot())
+	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	m.cancel, m.stopped = cancel, make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); m.observe(runCtx) }()
-	go func() { defer wg.Done(); m.keep(runCtx, session, reg.ID, value) }()
+	go func() { defer wg.Done(); m.keep(runCtx, session, reg.ID) }()
 	go func() { wg.Wait(); close(m.stopped) }()
+	if reg.UncleanShutdown {
+		m.awaitUncleanCleared(ctx)
+	}
 	// Report a controller from the start when one is already elected (or
 	// this broker wins at once), so the first Metadata answers name it.
 	deadline := time.Now().Add(m.timeout)
@@ -239,7 +267,7 @@ func endpoints(b meta.Broker) string {
 // keep campaigns on session's lease, and when the lease is lost (etcd
 // unreachable for longer than its TTL) registers again on a new one,
 // retrying until etcd answers.
-func (m *Member) keep(ctx context.Context, session *concurrency.Session, id int32, value []byte) {
+func (m *Member) keep(ctx context.Context, session *concurrency.Session, id int32) {
 	for {
 		sctx, stop := context.WithCancel(ctx)
 		go m.campaign(sctx, session, id)
@@ -253,9 +281,11 @@ func (m *Member) keep(ctx context.Context, session *concurrency.Session, id int3
 		}
 		m.log.Warn("registration lease lost; registering again", "node.id", id)
 		for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
-			var err error
-			if session, err = m.register(ctx, id, m.markedIfShuttingDown(value)); err == nil {
-				break
+			value, err := m.registration()
+			if err == nil {
+				if session, err = m.register(ctx, id, value); err == nil {
+					break
+				}
 			}
 			m.log.Warn("registering again failed; retrying", "node.id", id, "err", err)
 			select {
@@ -267,21 +297,14 @@ func (m *Member) keep(ctx context.Context, session *concurrency.Session, id int3
 	}
 }
 
-// markedIfShuttingDown is the registration value to write again: value,
-// marked in controlled shutdown once BeginControlledShutdown was called.
-func (m *Member) markedIfShuttingDown(value []byte) []byte {
-	if !m.shuttingDown.Load() {
-		return value
-	}
-	var reg meta.Broker
-	if err := json.Unmarshal(value, &reg); err != nil {
-		return value // Join marshalled it: cannot happen
-	}
-	reg.InControlledShutdown = true
-	if marked, err := json.Marshal(reg); err == nil {
-		return marked
-	}
-	return value
+// registration is the value to write at brokers/<id>: Join's
+// registration with the marks that hold now, so that one written again
+// after a lost lease says what the lost one said.
+func (m *Member) registration() ([]byte, error) {
+	reg := m.reg
+	reg.InControlledShutdown = reg.InControlledShutdown || m.shuttingDown.Load()
+	reg.UncleanShutdown = m.uncleanPending.Load()
+	return json.Marshal(reg)
 }
 
 // campaign enters the election on session's lease and stays in it until ctx
