@@ -96,6 +96,10 @@ type Broker struct {
 
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	// uncleanStart: the previous run over these log dirs did not shut
+	// down cleanly (cluster.go).
+	uncleanStart bool
 }
 
 // New validates props (server.properties keys) and returns a broker that is
@@ -134,6 +138,9 @@ func (b *Broker) Start() (err error) {
 	// Locked first: the metadata file and the partition logs in them must
 	// not be opened by a second broker.
 	if b.dirLocks, err = storage.LockDirs(b.cfg.LogDirs); err != nil {
+		return err
+	}
+	if err := b.takeCleanShutdown(); err != nil {
 		return err
 	}
 	if b.store, b.member, err = b.openStore(); err != nil {
@@ -219,7 +226,7 @@ func (b *Broker) Start() (err error) {
 	dynamic.register()
 	b.advertiseBoundPorts()
 	// Registered only now that the advertised ports are the bound ones.
-	if err := b.member.Join(ctx, cluster.Registration(b.cfg)); err != nil {
+	if err := b.member.Join(ctx, b.registration()); err != nil {
 		return err
 	}
 	b.server.Serve()
@@ -379,6 +386,7 @@ func (b *Broker) Close() error {
 		b.groups.Close()
 		b.groups = nil
 	}
+	settled := b.uncleanShutdownSettled()
 	if b.member != nil {
 		errs = append(errs, b.member.Close())
 		b.member = nil
@@ -392,6 +400,9 @@ func (b *Broker) Close() error {
 		b.store = nil
 	}
 	if b.dirLocks != nil {
+		if errors.Join(errs...) == nil && settled {
+			errs = append(errs, cluster.MarkCleanShutdown(b.cfg.LogDirs[0]))
+		}
 		errs = append(errs, b.dirLocks.Unlock())
 		b.dirLocks = nil
 		if err := errors.Join(errs...); err != nil {

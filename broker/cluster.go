@@ -112,3 +112,38 @@ func etcdTLS(props config.Properties) (*tls.Config, error) {
 	}
 	return conf, nil
 }
+
+// takeCleanShutdown reads, and removes, the clean-shutdown marker of the
+// previous run, before anything is written to the logs.
+func (b *Broker) takeCleanShutdown() error {
+	clean, err := cluster.TakeCleanShutdown(b.cfg.LogDirs[0])
+	b.uncleanStart = !clean
+	return err
+}
+
+// registration is what this broker registers: its endpoints and configs,
+// and whether its previous run shut down uncleanly, which makes the
+// controller take it out of every ISR and ELR (KIP-966).
+func (b *Broker) registration() meta.Broker {
+	reg := cluster.Registration(b.cfg)
+	reg.UncleanShutdown = b.uncleanStart
+	return reg
+}
+
+// uncleanShutdownSettled reports whether a clean Close may write the
+// clean-shutdown marker: the previous run shut down cleanly, or the
+// controller has acted on its unclean shutdown (a single broker needs no
+// controller for that). Otherwise the next run must register as unclean
+// again, or the crash would be forgotten.
+func (b *Broker) uncleanShutdownSettled() bool {
+	if !b.uncleanStart {
+		return true
+	}
+	switch m := b.member.(type) {
+	case *cluster.Member:
+		return !m.UncleanShutdownPending()
+	case *cluster.Local:
+		return true
+	}
+	return false
+}

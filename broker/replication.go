@@ -49,8 +49,10 @@ func (b *Broker) startReplication(parts *replica.Partitions) {
 	}, opts)
 	b.watchReplication(parts, b.fetchers)
 	// Every broker runs the elections; only the elected controller's act.
-	ctrl := controller.New(b.cfg, b.store, nil, b.loggers.Logger("kbroker.controller"))
-	b.elections = ctrl.StartElections(func() bool { return b.member != nil && b.member.Controller() == b.cfg.NodeID })
+	ctrl := controller.New(b.cfg, b.store, b.configs, nil, b.loggers.Logger("kbroker.controller"))
+	if m, ok := b.member.(*cluster.Member); ok {
+		b.elections = ctrl.StartElections(m)
+	}
 }
 
 // watchReplication exports the replication metrics, read at scrape time.

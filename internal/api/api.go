@@ -117,7 +117,7 @@ type Server struct {
 func New(deps Deps) *Server {
 	s := &Server{
 		Deps:       deps,
-		controller: controller.New(deps.Broker, deps.Store, deps.CreateTopicPolicy, deps.Logger),
+		controller: controller.New(deps.Broker, deps.Store, deps.Configs, deps.CreateTopicPolicy, deps.Logger),
 		scram:      scram.New(deps.Store, deps.Audit),
 		producer:   replica.NewProducer(deps.Logs, deps.Metrics.BytesIn),
 

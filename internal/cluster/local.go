@@ -16,8 +16,10 @@ type Local struct {
 // NewLocal returns the membership of the only broker of store.
 func NewLocal(store *meta.Store, id int32) *Local { return &Local{store: store, id: id} }
 
-// Join writes reg as the only live broker.
+// Join writes reg as the only live broker. An unclean shutdown is not
+// recorded: with no other replica, no ISR or ELR depends on it.
 func (l *Local) Join(ctx context.Context, reg meta.Broker) error {
+	reg.UncleanShutdown = false
 	return l.store.RegisterLocalBroker(ctx, reg)
 }
 

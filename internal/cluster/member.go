@@ -33,10 +33,23 @@ type Member struct {
 	log     *slog.Logger
 
 	controller atomic.Int32
+	// controllerListeners are called on every change of controller
+	// (OnControllerChange).
+	listenersMu         sync.Mutex
+	controllerListeners []func(id int32, rev int64)
+	// reg is the registration Join was given; what is written is it with
+	// the marks below.
+	reg meta.Broker
 	// shuttingDown is set by BeginControlledShutdown: a registration
 	// written again after a lost lease keeps the mark, or the controller
 	// would put the stopping broker back in ISRs and leaderships.
 	shuttingDown atomic.Bool
+	// uncleanPending: this broker's registration says its previous run
+	// shut down uncleanly and the controller has not yet cleared that
+	// (ClearUncleanShutdown), which it does once it has taken the broker
+	// out of every ISR and ELR. A registration written again after a lost
+	// lease keeps the mark until then, or the controller would never prune.
+	uncleanPending atomic.Bool
 
 	cancel  context.CancelFunc
 	stopped chan struct{}
@@ -63,17 +76,58 @@ func NewMember(cli *clientv3.Client, store *meta.Store, opts MemberOptions) *Mem
 		m.log = slog.New(slog.DiscardHandler)
 	}
 	m.controller.Store(-1)
+	m.uncleanPending.Store(true) // nothing is known to be clean before Join
 	return m
 }
 
 // Controller is the id of the elected controller, -1 while none is known.
 func (m *Member) Controller() int32 { return m.controller.Load() }
 
+// OnControllerChange registers fn to be called, on the goroutine that
+// observes the election, each time the controller changes: id is the new
+// controller (-1: none known) and rev the etcd revision of the election
+// change that made it so. That change is under the store's prefix, so once
+// the store has applied rev its snapshot also lacks the brokers whose
+// leases ended with the old controller's campaign key (a broker's
+// registration and its campaign share its lease). A new controller runs
+// its first election pass from here, at once: the change of the live
+// brokers alone comes too early, often before this broker knows it won.
+// fn must not block.
+func (m *Member) OnControllerChange(fn func(id int32, rev int64)) {
+	m.listenersMu.Lock()
+	m.controllerListeners = append(m.controllerListeners, fn)
+	m.listenersMu.Unlock()
+}
+
+// setController records the controller observed at rev and tells the
+// listeners when it changed.
+func (m *Member) setController(id int32, rev int64) {
+	if old := m.controller.Swap(id); old == id {
+		return
+	}
+	m.log.Info("controller changed", "controller", id)
+	m.listenersMu.Lock()
+	listeners := m.controllerListeners
+	m.listenersMu.Unlock()
+	for _, fn := range listeners {
+		fn(id, rev)
+	}
+}
+
 // Join registers reg, waits until this broker's own store lists it, and
 // then keeps the registration alive (re-registering after a lost lease) and
 // campaigns for controller until Close.
+//
+// A registration marked UncleanShutdown makes Join wait, at most one lease
+// TTL and one request timeout, until the controller has cleared the mark:
+// until then the partition records may still name this broker a leader
+// or in-sync replica on the strength of records it may have lost, and it
+// must not serve them (Kafka's controller keeps such a broker fenced
+// until it has processed its registration).
 func (m *Member) Join(ctx context.Context, reg meta.Broker) error {
-	value, err := json.Marshal(reg)
+	m.reg = reg
+	m.uncleanPending.Store(reg.UncleanShutdown)
+	value, err := m.registration()
 	if err != nil {
 		return err
 	}
@@ -81,13 +135,22 @@ func (m *Member) Join(ctx context.Context, reg meta.Broker) error {
 	if err != nil {
 		return err
 	}
+	if reg.UncleanShutdown {
+		// Registered only now: before, the store could still hold the
+		// registration of this broker's previous run.
+		m.store.OnChange(func(ev meta.Event) { m.noteUncleanCleared(ev.Cur) })
+		m.noteUncleanCleared(m.store.Snapshot())
+	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	m.cancel, m.stopped = cancel, make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); m.observe(runCtx) }()
-	go func() { defer wg.Done(); m.keep(runCtx, session, reg.ID, value) }()
+	go func() { defer wg.Done(); m.keep(runCtx, session, reg.ID) }()
 	go func() { wg.Wait(); close(m.stopped) }()
+	if reg.UncleanShutdown {
+		m.awaitUncleanCleared(ctx)
+	}
 	// Report a controller from the start when one is already elected (or
 	// this broker wins at once), so the first Metadata answers name it.
 	deadline := time.Now().Add(m.timeout)
@@ -204,7 +267,7 @@ func endpoints(b meta.Broker) string {
 // keep campaigns on session's lease, and when the lease is lost (etcd
 // unreachable for longer than its TTL) registers again on a new one,
 // retrying until etcd answers.
-func (m *Member) keep(ctx context.Context, session *concurrency.Session, id int32, value []byte) {
+func (m *Member) keep(ctx context.Context, session *concurrency.Session, id int32) {
 	for {
 		sctx, stop := context.WithCancel(ctx)
 		go m.campaign(sctx, session, id)
@@ -218,9 +281,11 @@ func (m *Member) keep(ctx context.Context, session *concurrency.Session, id int3
 		}
 		m.log.Warn("registration lease lost; registering again", "node.id", id)
 		for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
-			var err error
-			if session, err = m.register(ctx, id, m.markedIfShuttingDown(value)); err == nil {
-				break
+			value, err := m.registration()
+			if err == nil {
+				if session, err = m.register(ctx, id, value); err == nil {
+					break
+				}
 			}
 			m.log.Warn("registering again failed; retrying", "node.id", id, "err", err)
 			select {
@@ -232,21 +297,14 @@ func (m *Member) keep(ctx context.Context, session *concurrency.Session, id int3
 	}
 }
 
-// markedIfShuttingDown is the registration value to write again: value,
-// marked in controlled shutdown once BeginControlledShutdown was called.
-func (m *Member) markedIfShuttingDown(value []byte) []byte {
-	if !m.shuttingDown.Load() {
-		return value
-	}
-	var reg meta.Broker
-	if err := json.Unmarshal(value, &reg); err != nil {
-		return value // Join marshalled it: cannot happen
-	}
-	reg.InControlledShutdown = true
-	if marked, err := json.Marshal(reg); err == nil {
-		return marked
-	}
-	return value
+// registration is the value to write at brokers/<id>: Join's
+// registration with the marks that hold now, so that one written again
+// after a lost lease says what the lost one said.
+func (m *Member) registration() ([]byte, error) {
+	reg := m.reg
+	reg.InControlledShutdown = reg.InControlledShutdown || m.shuttingDown.Load()
+	reg.UncleanShutdown = m.uncleanPending.Load()
+	return json.Marshal(reg)
 }
 
 // campaign enters the election on session's lease and stays in it until ctx
@@ -273,6 +331,11 @@ func (m *Member) campaign(ctx context.Context, session *concurrency.Session, id 
 // keys. While etcd is unreachable the last known controller stays.
 func (m *Member) observe(ctx context.Context) {
 	pfx := m.prefix + controllerPrefix
+	// changed is the revision of the last change of the election keys
+	// seen (a campaign key's creation or deletion): unlike the Get's
+	// header revision, which counts writes anywhere in etcd, it is one
+	// the store's watch delivers.
+	var changed int64
 	for ctx.Err() == nil {
 		cctx, cancel := context.WithTimeout(ctx, m.timeout)
 		resp, err := m.cli.Get(cctx, pfx, clientv3.WithFirstCreate()...)
@@ -289,12 +352,14 @@ func (m *Member) observe(ctx context.Context) {
 			if n, err := strconv.ParseInt(string(resp.Kvs[0].Value), 10, 32); err == nil {
 				leader = int32(n)
 			}
+			changed = max(changed, resp.Kvs[0].ModRevision)
 		}
-		if old := m.controller.Swap(leader); old != leader {
-			m.log.Info("controller changed", "controller", leader)
-		}
+		m.setController(leader, changed)
 		wctx, stop := context.WithCancel(clientv3.WithRequireLeader(ctx))
 		for wr := range m.cli.Watch(wctx, pfx, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1)) {
+			for _, ev := range wr.Events {
+				changed = max(changed, ev.Kv.ModRevision) // a deletion's is the deleting revision
+			}
 			if wr.Err() != nil || len(wr.Events) > 0 {
 				break
 			}

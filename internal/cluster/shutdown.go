@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -20,6 +21,26 @@ import (
 // is still stopping, as Kafka's broker keeps asking in every heartbeat.
 func (m *Member) BeginControlledShutdown(ctx context.Context, id int32) error {
 	m.shuttingDown.Store(true) // before the write, so a re-registration racing it is marked too
+	err := m.rewriteRegistration(ctx, id, func(reg *meta.Broker) bool {
+		reg.InControlledShutdown = true
+		return true
+	})
+	if errors.Is(err, errNotRegistered) {
+		return fmt.Errorf("cluster: broker %d is not registered", id)
+	}
+	return err
+}
+
+// errNotRegistered: the broker has no registration to rewrite.
+var errNotRegistered = errors.New("cluster: broker not registered")
+
+// rewriteRegistration applies change to broker id's registration and
+// writes it back under its own lease, compared on its revision, so it
+// still vanishes with the lease; a registration written again in between
+// (a lost lease) is changed in its turn. change reports whether there is
+// anything to write. It returns once this broker's store has the change;
+// errNotRegistered when id has no registration.
+func (m *Member) rewriteRegistration(ctx context.Context, id int32, change func(*meta.Broker) bool) error {
 	key := m.prefix + meta.BrokerKey(id)
 	for {
 		cctx, cancel := context.WithTimeout(ctx, m.timeout)
@@ -29,14 +50,16 @@ func (m *Member) BeginControlledShutdown(ctx context.Context, id int32) error {
 			return fmt.Errorf("cluster: reading the registration of broker %d: %w: %v", id, meta.ErrUnavailable, err)
 		}
 		if len(resp.Kvs) == 0 {
-			return fmt.Errorf("cluster: broker %d is not registered", id)
+			return errNotRegistered
 		}
 		kv := resp.Kvs[0]
 		var reg meta.Broker
 		if err := json.Unmarshal(kv.Value, &reg); err != nil {
 			return fmt.Errorf("cluster: decoding the registration of broker %d: %w", id, err)
 		}
-		reg.InControlledShutdown = true
+		if !change(&reg) {
+			return nil
+		}
 		value, err := json.Marshal(reg)
 		if err != nil {
 			return err
@@ -48,10 +71,10 @@ func (m *Member) BeginControlledShutdown(ctx context.Context, id int32) error {
 			Commit()
 		cancel()
 		if err != nil {
-			return fmt.Errorf("cluster: marking broker %d in controlled shutdown: %w: %v", id, meta.ErrUnavailable, err)
+			return fmt.Errorf("cluster: rewriting the registration of broker %d: %w: %v", id, meta.ErrUnavailable, err)
 		}
 		if !txn.Succeeded {
-			continue // re-registered in between: mark the new registration
+			continue // re-registered or rewritten in between: change the new one
 		}
 		wctx, cancel := context.WithTimeout(ctx, m.timeout)
 		defer cancel()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"kbroker/internal/config"
+	"kbroker/internal/dynconfig"
 	"kbroker/internal/meta"
 	"kbroker/internal/testkit"
 	"kbroker/policy"
@@ -24,7 +25,9 @@ func newController(t *testing.T, props config.Properties, createPolicy policy.Cr
 		t.Fatal(err)
 	}
 	store := testkit.BoltStore(t)
-	return New(broker, store, createPolicy, slog.New(slog.DiscardHandler)), store
+	discard := slog.New(slog.DiscardHandler)
+	configs := dynconfig.New(dynconfig.Options{Broker: broker, Store: store, Logger: discard, Audit: discard})
+	return New(broker, store, configs, createPolicy, discard), store
 }
 
 type refuseAll struct{}

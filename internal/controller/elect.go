@@ -168,19 +168,21 @@ func requestedElection(cur meta.PartitionRecord, typ ElectionType, eligible map[
 }
 
 // EligibleLeaders are the brokers of snap that may lead or be in an ISR:
-// the live ones not in controlled shutdown.
+// the live ones not in controlled shutdown, and not registered after an
+// unclean shutdown that the controller has yet to act on.
 func EligibleLeaders(snap *meta.Snapshot) map[int32]*meta.Broker {
 	live := snap.LiveBrokers()
-	shutting := false
+	ineligible := func(b *meta.Broker) bool { return b.InControlledShutdown || b.UncleanShutdown }
+	some := false
 	for _, b := range live {
-		shutting = shutting || b.InControlledShutdown
+		some = some || ineligible(b)
 	}
-	if !shutting {
+	if !some {
 		return live
 	}
 	out := make(map[int32]*meta.Broker, len(live))
 	for id, b := range live {
-		if !b.InControlledShutdown {
+		if !ineligible(b) {
 			out[id] = b
 		}
 	}

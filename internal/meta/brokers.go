@@ -32,6 +32,13 @@ type Broker struct {
 	// (Kafka's BrokerRegistration.inControlledShutdown). It stays live,
 	// serving, until it closes.
 	InControlledShutdown bool `json:"in_controlled_shutdown,omitempty"`
+	// UncleanShutdown: the broker's previous run did not end with a clean
+	// shutdown (it was killed, or crashed), so its logs may have lost
+	// records it had not flushed. Until the controller has taken it out of
+	// every ISR and ELR (KIP-966; Kafka learns the same from the broker
+	// epoch of its registration) and cleared this mark, it neither leads
+	// nor counts as in sync or as an eligible leader replica.
+	UncleanShutdown bool `json:"unclean_shutdown,omitempty"`
 }
 
 // Endpoint is one advertised listener.

@@ -13,9 +13,14 @@ import "slices"
 // too. LastKnownELR remembers the leader the partition had when its ISR
 // first became empty (Kafka's "last known leader").
 //
-// Not kept, unlike Kafka: the replicas that shut down uncleanly are not
-// taken out of the ELR (Kafka learns of them from the broker's
-// registration epoch).
+// A replica whose broker shut down uncleanly may have lost records it had
+// not flushed: when it registers again (Broker.UncleanShutdown) the
+// controller takes it out of the ISR and the ELR (Kafka's
+// handleBrokerUncleanShutdown), the ELR of the very change that takes it
+// out of the ISR included. It stays in LastKnownELR: the last leader is
+// what Kafka 4's controller elects when the ISR and the ELR are both
+// empty (its balanced recovery), an election that, like an unclean one,
+// may lose what that leader lost.
 
 // WithISR is r with its ISR replaced by isr (a change by the leader or the
 // controller) and its ELR following it: below minISR, the replicas of the
