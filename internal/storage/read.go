@@ -133,6 +133,30 @@ func (l *Log) readCommitted(offset int64, maxBytes int32, minOneBatch, asFile bo
 	return res, nil
 }
 
+// readNothing answers a read that can return no batch: nothing past offset
+// that it may return (an idle partition, or a follower at the log end), or
+// no budget left (a fetch of many partitions reads most of them after its
+// max_bytes is spent). Such a read needs neither the segments nor their
+// lock, only the offsets, so a fetch pays a few loads for each idle
+// partition. ok is false when the read must go the full way: a batch to
+// read, an offset out of range (whose error that path words), or a log
+// closing (ErrClosed). The answer is the one the full path gives.
+func (l *Log) readNothing(offset int64, maxBytes int32, minOneBatch bool, upTo int64) (res ReadResult, ok bool) {
+	if l.closing.Load() {
+		return res, false
+	}
+	end := l.end.Load().offset
+	logStart := l.logStart.Load()
+	if offset < logStart || offset > end {
+		return res, false
+	}
+	if offset < min(upTo, end) && (maxBytes > 0 || minOneBatch) {
+		return res, false
+	}
+	return ReadResult{HighWatermark: min(l.hw.Load(), end), LogStartOffset: logStart,
+		LastStableOffset: min(l.LastStableOffset(), end)}, true
+}
+
 // lastOffsetOf is the last offset of the last whole batch in b (which
 // holds whole batches only): the batches are walked by their length fields
 // and only the last header is parsed.
@@ -185,6 +209,15 @@ func (l *Log) readRetrying(offset int64, maxBytes int32, minOneBatch bool, upTo 
 // read reads as ReadUpTo does; with asFile, a read of at least
 // FileRangeMin bytes is left in the file (ReadResult.File).
 func (l *Log) read(offset int64, maxBytes int32, minOneBatch bool, upTo int64, asFile bool) (ReadResult, error) {
+	if res, ok := l.readNothing(offset, maxBytes, minOneBatch, upTo); ok {
+		return res, nil
+	}
+	return l.readSegments(offset, maxBytes, minOneBatch, upTo, asFile)
+}
+
+// readSegments is read the full way: under the segment list's lock, from
+// the segment that holds offset.
+func (l *Log) readSegments(offset int64, maxBytes int32, minOneBatch bool, upTo int64, asFile bool) (ReadResult, error) {
 	v, err := l.view()
 	if err != nil {
 		return ReadResult{}, err
