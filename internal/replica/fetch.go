@@ -32,6 +32,20 @@ func NewFetchRead(maxBytes int32, partitions int, watch, readCommitted bool) Fet
 	return f
 }
 
+// WithKeys has f remember the partitions it reads (when watching) in
+// buf's array, a reused one, instead of one of its own; Keys returns it.
+func (f *FetchRead) WithKeys(buf []Key) {
+	if f.watch {
+		f.keys = buf[:0]
+	}
+}
+
+// Closing reports whether pt's log is closed or closing. A Partition kept
+// beyond one request (a fetch session's) is what Lead would return for the
+// same metadata snapshot until then: every change of leader, replicas or
+// topic comes with a new snapshot, and a log is only replaced once closed.
+func (pt *Partition) Closing() bool { return pt.log.Closing() }
+
 // Partition checks the fetcher's leader epoch (KIP-320) and reads pt from
 // offset, within partitionMax and the answer's budget. A refused epoch
 // reads nothing: its offsets are -1, as Kafka answers.

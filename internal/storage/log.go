@@ -98,6 +98,12 @@ type Log struct {
 	// that needs no segment takes the full path, which reports ErrClosed).
 	// Beside the offsets, which a fetch of an idle partition reads with it.
 	closing atomic.Bool
+	// tooBig is the last batch a read found too big for what it had left
+	// (and returned nothing): a fetch of many partitions whose budget is
+	// nearly spent finds the same batch of most of them at every fetch,
+	// and answers them without the segments. Reset where batches may
+	// change (truncation, compaction, a new log start).
+	tooBig atomic.Pointer[batchAt]
 
 	// flushedTo is the log end offset at the last flush (Kafka's recovery
 	// point), lastFlush its time in ms (flush.go). Written under appendMu.

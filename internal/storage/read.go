@@ -133,14 +133,19 @@ func (l *Log) readCommitted(offset int64, maxBytes int32, minOneBatch, asFile bo
 	return res, nil
 }
 
+// batchAt says that the batch holding offset is size bytes.
+type batchAt struct{ offset, size int64 }
+
 // readNothing answers a read that can return no batch: nothing past offset
 // that it may return (an idle partition, or a follower at the log end), or
 // no budget left (a fetch of many partitions reads most of them after its
 // max_bytes is spent). Such a read needs neither the segments nor their
 // lock, only the offsets, so a fetch pays a few loads for each idle
-// partition. ok is false when the read must go the full way: a batch to
-// read, an offset out of range (whose error that path words), or a log
-// closing (ErrClosed). The answer is the one the full path gives.
+// partition; so does a read whose budget cannot hold the batch at offset,
+// when an earlier read found that batch too big (tooBig). ok is false when
+// the read must go the full way: a batch to read, an offset out of range
+// (whose error that path words), or a log closing (ErrClosed). The answer
+// is the one the full path gives.
 func (l *Log) readNothing(offset int64, maxBytes int32, minOneBatch bool, upTo int64) (res ReadResult, ok bool) {
 	if l.closing.Load() {
 		return res, false
@@ -151,7 +156,11 @@ func (l *Log) readNothing(offset int64, maxBytes int32, minOneBatch bool, upTo i
 		return res, false
 	}
 	if offset < min(upTo, end) && (maxBytes > 0 || minOneBatch) {
-		return res, false
+		// A batch to read, unless it is the one the last read found too
+		// big, and this read has no more room and need not return it.
+		if big := l.tooBig.Load(); minOneBatch || big == nil || big.offset != offset || int64(maxBytes) >= big.size {
+			return res, false
+		}
 	}
 	return ReadResult{HighWatermark: min(l.hw.Load(), end), LogStartOffset: logStart,
 		LastStableOffset: min(l.LastStableOffset(), end)}, true
@@ -256,6 +265,9 @@ func (l *Log) readSegments(offset int64, maxBytes int32, minOneBatch bool, upTo 
 		n := min(int64(maxBytes), lim-pos)
 		if n < h.Size {
 			if !minOneBatch {
+				if int64(maxBytes) < h.Size {
+					l.tooBig.Store(&batchAt{offset: offset, size: h.Size})
+				}
 				return res, nil
 			}
 			n = h.Size

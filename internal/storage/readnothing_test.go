@@ -75,3 +75,49 @@ func TestReadOfAClosedLogFailsWithoutSegments(t *testing.T) {
 		t.Fatalf("read at the end of a closed log: %v, want ErrClosed", err)
 	}
 }
+
+// A batch a read found too big for its budget is remembered: the next read
+// of the same offset with no more room answers without the segments, one
+// with room (or that must return a first batch) reads it, and a truncation
+// forgets it, since the batch at that offset may then be another.
+func TestReadRemembersTheBatchTooBigForItsBudget(t *testing.T) {
+	l, _ := openTestLog(t, DefaultConfig())
+	for range 3 {
+		mustAppend(t, l, testBatch{}.build(t))
+	}
+	mustAppend(t, l, testBatch{valueSize: 1000}.build(t)) // offset 3
+	mustAppend(t, l, testBatch{}.build(t))
+	hw := l.HighWatermark()
+	if _, ok := l.readNothing(3, 500, false, hw); ok {
+		t.Fatal("a batch never read was taken as too big")
+	}
+	if res, err := l.Read(3, 500, false); err != nil || res.Len() != 0 {
+		t.Fatalf("read of a 1 KB batch with 500 B: %d bytes, %v", res.Len(), err)
+	}
+	if _, ok := l.readNothing(3, 500, false, hw); !ok {
+		t.Fatal("the batch just found too big is read again")
+	}
+	for _, tc := range []struct {
+		maxBytes int32
+		minOne   bool
+	}{{2000, false}, {500, true}} {
+		if _, ok := l.readNothing(3, tc.maxBytes, tc.minOne, hw); ok {
+			t.Fatalf("max %d minOne %v: answered without the batch it must return", tc.maxBytes, tc.minOne)
+		}
+		if res, err := l.Read(3, tc.maxBytes, tc.minOne); err != nil || res.Len() < 1000 {
+			t.Fatalf("max %d minOne %v: read %d bytes, %v", tc.maxBytes, tc.minOne, res.Len(), err)
+		}
+	}
+	if _, ok := l.readNothing(4, 100, false, hw); ok {
+		t.Fatal("another offset was taken as holding the batch too big")
+	}
+	// A follower truncates to 3 and takes a small batch there from its leader.
+	l.Read(3, 500, false)
+	if err := l.TruncateTo(3); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, testBatch{}.build(t))
+	if res, err := l.Read(3, 500, false); err != nil || res.Len() == 0 {
+		t.Fatalf("after the truncation, the small batch at 3 was not read with 500 B: %d bytes, %v", res.Len(), err)
+	}
+}
