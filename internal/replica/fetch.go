@@ -56,8 +56,14 @@ func (f *FetchRead) Partition(pt *Partition, leaderEpoch int32, offset int64, pa
 	if f.watch {
 		f.keys = append(f.keys, pt.Key)
 	}
-	limit := min(partitionMax, f.maxBytes-f.total)
-	fetched, err := pt.read(offset, max(limit, 0), f.total == 0, f.readCommitted, f.FromFiles)
+	limit := max(min(partitionMax, f.maxBytes-f.total), 0)
+	// Most partitions of a fetch of many have nothing to give (idle, or
+	// the answer's budget is spent): answered from the offsets, without a
+	// read whose result would be passed up through the log's layers.
+	if hw, lso, start, ok := pt.log.ReadsNothing(offset, limit, f.total == 0, f.readCommitted); ok {
+		return Fetched{HighWatermark: hw, LastStableOffset: lso, LogStartOffset: start}, nil
+	}
+	fetched, err := pt.read(offset, limit, f.total == 0, f.readCommitted, f.FromFiles)
 	f.total += int32(fetched.Len())
 	return fetched, err
 }

@@ -147,23 +147,40 @@ type batchAt struct{ offset, size int64 }
 // (whose error that path words), or a log closing (ErrClosed). The answer
 // is the one the full path gives.
 func (l *Log) readNothing(offset int64, maxBytes int32, minOneBatch bool, upTo int64) (res ReadResult, ok bool) {
+	res.HighWatermark, res.LastStableOffset, res.LogStartOffset, ok = l.nothingAt(offset, maxBytes, minOneBatch, upTo)
+	return res, ok
+}
+
+// ReadsNothing is the answer of a consumer's read (Read, or ReadCommitted
+// with readCommitted; ReadRange alike) that would return no batch and no
+// error, ok false if it might: the offsets alone, taken without the
+// segments or their lock (readNothing), for a fetch of many partitions to
+// pass over its idle ones at the cost of a few loads.
+func (l *Log) ReadsNothing(offset int64, maxBytes int32, minOneBatch, readCommitted bool) (hw, lso, logStart int64, ok bool) {
+	upTo := l.hw.Load()
+	if readCommitted {
+		upTo = l.LastStableOffset()
+	}
+	return l.nothingAt(offset, maxBytes, minOneBatch, upTo)
+}
+
+func (l *Log) nothingAt(offset int64, maxBytes int32, minOneBatch bool, upTo int64) (hw, lso, logStart int64, ok bool) {
 	if l.closing.Load() {
-		return res, false
+		return 0, 0, 0, false
 	}
 	end := l.end.Load().offset
-	logStart := l.logStart.Load()
+	logStart = l.logStart.Load()
 	if offset < logStart || offset > end {
-		return res, false
+		return 0, 0, 0, false
 	}
 	if offset < min(upTo, end) && (maxBytes > 0 || minOneBatch) {
 		// A batch to read, unless it is the one the last read found too
 		// big, and this read has no more room and need not return it.
 		if big := l.tooBig.Load(); minOneBatch || big == nil || big.offset != offset || int64(maxBytes) >= big.size {
-			return res, false
+			return 0, 0, 0, false
 		}
 	}
-	return ReadResult{HighWatermark: min(l.hw.Load(), end), LogStartOffset: logStart,
-		LastStableOffset: min(l.LastStableOffset(), end)}, true
+	return min(l.hw.Load(), end), min(l.LastStableOffset(), end), logStart, true
 }
 
 // lastOffsetOf is the last offset of the last whole batch in b (which
