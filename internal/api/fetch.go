@@ -49,7 +49,8 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 	fromReplica := req.ReplicaID >= 0 || (req.Version >= 15 && req.ReplicaState.ID >= 0)
 	// The session says what to read: an incremental fetch reads all of its
 	// session's partitions, not only those the request names.
-	session, req := s.beginFetchSession(req, fromReplica)
+	session, req, scratch := s.beginFetchSession(req, fromReplica)
+	defer scratch.release()
 	if session != nil && session.ErrorCode != 0 {
 		return fetchSessionError(req, session), nil
 	}
@@ -65,10 +66,10 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 	r.Parked += s.Logs.LongPoll(ctx, time.Duration(req.MaxWaitMillis)*time.Millisecond, func(watch bool) ([]replica.Key, bool) {
 		var read []replica.Key
 		var done bool
-		resp, read, done = s.readFetch(c, r, req, maxBytes, fromReplica, watch)
+		resp, read, done = s.readFetch(c, r, req, maxBytes, fromReplica, watch, scratch)
 		return read, done
 	})
-	finishFetchSession(session, r, resp) // only what the session must be told
+	finishFetchSession(session, r, resp, scratch) // only what the session must be told
 	if fromReplica {
 		s.countReplicated(r, resp)
 		return resp, nil
@@ -142,39 +143,54 @@ func fetchedLen(r *wire.Request, t *kmsg.FetchResponseTopic, p *kmsg.FetchRespon
 // when it should be sent at once (min_bytes reached, or an error). With
 // watch, read names the partitions read, for waiting on them. On plaintext
 // listeners large reads are left in their segment files, in
-// r.RecordFiles, for the connection to send with sendfile (wire).
-func (s *Server) readFetch(c *wire.Conn, r *wire.Request, req *kmsg.FetchRequest, maxBytes int32, fromReplica, watch bool) (resp *kmsg.FetchResponse, read []replica.Key, done bool) {
+// r.RecordFiles, for the connection to send with sendfile (wire). An
+// incremental fetch passes its scratch: the answer is built in its arrays
+// (finishFetchSession copies out what is sent), and each partition's log
+// and leader state come from its session slot while they are current.
+func (s *Server) readFetch(c *wire.Conn, r *wire.Request, req *kmsg.FetchRequest, maxBytes int32, fromReplica, watch bool, sc *fetchScratch) (resp *kmsg.FetchResponse, read []replica.Key, done bool) {
 	resp = req.ResponseKind().(*kmsg.FetchResponse)
 	r.RecordFiles = nil // a long poll's earlier read
 	snap := s.Store.Snapshot()
-	resp.Topics = make([]kmsg.FetchResponseTopic, 0, len(req.Topics))
-	n := 0
-	if watch {
-		for _, rt := range req.Topics {
-			n += len(rt.Partitions)
-		}
+	n := countPartitions(req)
+	var parts []kmsg.FetchResponseTopicPartition
+	if sc != nil {
+		resp.Topics, parts = sc.answer(len(req.Topics), n)
+	} else {
+		resp.Topics = make([]kmsg.FetchResponseTopic, 0, len(req.Topics))
+		// Filled in place: a partition's entry is some 160 bytes, and a
+		// fetch of thousands of partitions would copy each twice.
+		parts = make([]kmsg.FetchResponseTopicPartition, n)
 	}
 	budget := replica.NewFetchRead(maxBytes, n, watch, req.IsolationLevel == 1)
+	if sc != nil && watch {
+		budget.WithKeys(sc.keys)
+		defer func() { sc.keys = budget.Keys() }()
+	}
 	sendsFiles := c.SendsFiles()
 	byID := req.Version >= 13
+	next := 0 // the index of the next partition, over all topics
 	for _, rt := range req.Topics {
 		st := kmsg.NewFetchResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		// Filled in place: a partition's entry is some 200 bytes, and a
-		// fetch of thousands of partitions would copy each twice.
-		st.Partitions = make([]kmsg.FetchResponseTopicPartition, len(rt.Partitions))
+		st.Partitions = parts[next : next+len(rt.Partitions) : next+len(rt.Partitions)]
 		// Authorization and the topic are the same for every partition of
 		// the topic: checked once, not once per partition.
 		t, topicErr := s.fetchTopic(c, snap, partitionRef{name: rt.Topic, id: rt.TopicID, byID: byID}, fromReplica)
 		for i, rp := range rt.Partitions {
 			sp := &st.Partitions[i]
+			*sp = kmsg.FetchResponseTopicPartition{} // a reused array holds an earlier answer
 			sp.Default()
 			sp.Partition = rp.Partition
 			// AbortedTransactions stays null unless a read_committed read
 			// succeeds, as Kafka answers (read_uncommitted and errors: null).
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
 			err := topicErr
-			if err == nil {
+			if err == nil && sc != nil {
+				var pt *replica.Partition
+				if pt, err = s.sessionPartition(sc.slots[next+i], snap, t, rp.Partition); err == nil {
+					err = s.fetchPartition(r, &budget, pt, req, &rt, &rp, sp, fromReplica, sendsFiles)
+				}
+			} else if err == nil {
 				var pt replica.Partition
 				if pt, err = s.resolveIn(snap, t, rp.Partition); err == nil {
 					err = s.fetchPartition(r, &budget, &pt, req, &rt, &rp, sp, fromReplica, sendsFiles)
@@ -188,7 +204,11 @@ func (s *Server) readFetch(c *wire.Conn, r *wire.Request, req *kmsg.FetchRequest
 				sp.RecordBatches = []byte{}
 			}
 		}
+		next += len(rt.Partitions)
 		resp.Topics = append(resp.Topics, st)
+	}
+	if sc != nil {
+		sc.respTopics = resp.Topics
 	}
 	return resp, budget.Keys(), done || budget.Reached(req.MinBytes)
 }

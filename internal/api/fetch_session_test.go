@@ -285,3 +285,50 @@ func TestFetchSessionsOffWithZeroSlots(t *testing.T) {
 		t.Errorf("kbroker_fetch_sessions %v, want 0", n)
 	}
 }
+
+// An incremental fetch keeps each partition's log and leader state from
+// one fetch to the next; a topic deleted and created again under its name
+// (a by-name session, v12) must be looked up again: first answered
+// UNKNOWN_TOPIC_OR_PARTITION, not as the deleted log (nor a storage error
+// from it), then read from the new topic's log.
+func TestIncrementalFetchFollowsATopicDeletedAndCreatedAgain(t *testing.T) {
+	b, topic, producer, c := sessionBroker(t, nil, 2)
+	produceTo(t, producer, 0)
+	full := fetchOver(t, c, sessionFetch(12, 0, 0, topic, map[int32]int64{0: 0, 1: 0}, 0))
+	id := full.SessionID
+	if id == 0 {
+		t.Fatal("no session")
+	}
+	// Both partitions are read (and kept); only 0 has records to answer.
+	if hw, recs := answered(t, fetchOver(t, c, sessionFetch(12, id, 1, topic, nil, 0))); len(hw) != 1 || !slices.Equal(recs, []int32{0}) {
+		t.Fatalf("incremental fetch answered %v with records in %v; want partition 0's record", hw, recs)
+	}
+	_, adm := client(t, b)
+	if _, err := adm.DeleteTopic(ctx(t), "t"); err != nil {
+		t.Fatal(err)
+	}
+	inc := fetchOver(t, c, sessionFetch(12, id, 2, topic, nil, 0))
+	if inc.ErrorCode != 0 || len(inc.Topics) != 1 || len(inc.Topics[0].Partitions) != 2 {
+		t.Fatalf("after the deletion: error %v, topics %+v; want both partitions, with an error", kerr.ErrorForCode(inc.ErrorCode), inc.Topics)
+	}
+	for _, p := range inc.Topics[0].Partitions {
+		if p.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+			t.Fatalf("partition %d of the deleted topic: %v, want UNKNOWN_TOPIC_OR_PARTITION", p.Partition, kerr.ErrorForCode(p.ErrorCode))
+		}
+	}
+	if _, err := adm.CreateTopic(ctx(t), 2, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	// A new producer: the first one knows the old topic's id (Produce v13+).
+	produceTo(t, testkit.Client(t, b.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner())), 1)
+	var hw map[int32]int64
+	var recs []int32
+	for epoch := int32(3); epoch < 5; epoch++ {
+		if hw, recs = answered(t, fetchOver(t, c, sessionFetch(12, id, epoch, topic, nil, 0))); len(recs) > 0 {
+			break
+		}
+	}
+	if !slices.Equal(recs, []int32{1}) || hw[1] != 1 {
+		t.Fatalf("after the topic was created again and partition 1 got a record: answered %v with records in %v; want partition 1 at high watermark 1", hw, recs)
+	}
+}

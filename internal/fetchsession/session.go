@@ -33,7 +33,9 @@ import (
 	"container/list"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -91,6 +93,37 @@ type cached struct {
 	Request
 	highWatermark  int64 // -1 after an error, so the next answer includes it
 	logStartOffset int64
+	slot           Slot
+}
+
+// Slot is where the reader of a session keeps, for one of its partitions,
+// what reading the partition needs (its log and leader state, resolved
+// once), so that each incremental fetch need not look every partition up
+// again. The session only holds it, as long as it holds the partition:
+// what is in it, and when that is stale, is the reader's to say. Safe for
+// concurrent use: two fetches of one session may overlap.
+type Slot struct{ v atomic.Value }
+
+// Load is what the last Store put, nil before any.
+func (s *Slot) Load() any { return s.v.Load() }
+
+// Store replaces what the slot holds; every Store of a slot must pass the
+// same concrete type.
+func (s *Slot) Store(v any) { s.v.Store(v) }
+
+// listing is a session's order as Begin hands it to a fetch: the requests,
+// their elements and their slots, built once and kept while nothing
+// changes (an idle consumer's incremental fetches name no partition and
+// move none, and would otherwise copy 1,000 partitions out of the list
+// each time). Never changed while a fetch reads it (users > 0): a dropped
+// listing nobody reads becomes the session's spare, whose arrays the next
+// listing reuses, so that a consumer whose every fetch moves a few
+// partitions does not allocate the whole listing each time.
+type listing struct {
+	reqs  []Request
+	elems []*list.Element
+	slots []*Slot
+	users int // fetches between their Begin and Finish
 }
 
 // session is one cached fetch session. Its fields are guarded by the
@@ -106,14 +139,9 @@ type session struct {
 	order *list.List // of *cached, the order partitions are fetched in
 	index map[Key]*list.Element
 
-	// listed is order as Begin hands it to a fetch (the requests and their
-	// elements), kept while nothing changes: an idle consumer's
-	// incremental fetches name no partition and move none, and would
-	// otherwise copy 1,000 partitions out of the list each time. Never
-	// changed once built (a fetch may still read it): any change to order
-	// or its parameters drops it.
-	listed      []Request
-	listedElems []*list.Element
+	// listed is order as fetches read it (nil once order or a partition's
+	// parameters changed); spare is a dropped listing no fetch reads.
+	listed, spare *listing
 
 	// Set when the session was last touched, as Kafka's trees are: whether
 	// any new session, or only a privileged one, may evict it, and the
@@ -163,6 +191,7 @@ type Fetch struct {
 	version     int16
 	follower    bool
 	sess        *session // incremental only
+	listing     *listing // incremental only: what Begin handed out
 	elems       []*list.Element
 	epoch       int32     // sess.epoch once Begin moved it on
 	requested   []Request // full and sessionless: the request's partitions
@@ -247,25 +276,70 @@ func (c *Cache) Begin(version int16, sessionID, epoch int32, follower bool, part
 	f.kind, f.sess, f.SessionID, f.Incremental = incremental, s, s.id, true
 	f.epoch = s.epoch
 	if s.listed == nil {
-		s.listed = make([]Request, 0, s.order.Len())
-		s.listedElems = make([]*list.Element, 0, s.order.Len())
-		for e := s.order.Front(); e != nil; e = e.Next() {
-			s.listed = append(s.listed, e.Value.(*cached).Request)
-			s.listedElems = append(s.listedElems, e)
-		}
+		s.listed = s.newListing()
 	}
-	f.partitions, f.elems = s.listed, s.listedElems
+	s.listed.users++
+	f.listing = s.listed
+	f.partitions, f.elems = s.listed.reqs, s.listed.elems
 	return f
+}
+
+// newListing lists order, in the spare listing's arrays if there is one.
+// Caller holds the cache's mutex.
+func (s *session) newListing() *listing {
+	l := s.spare
+	s.spare = nil
+	if l == nil {
+		l = &listing{}
+	}
+	n := s.order.Len()
+	l.reqs, l.elems, l.slots = slices.Grow(l.reqs[:0], n), slices.Grow(l.elems[:0], n), slices.Grow(l.slots[:0], n)
+	for e := s.order.Front(); e != nil; e = e.Next() {
+		cp := e.Value.(*cached)
+		l.reqs = append(l.reqs, cp.Request)
+		l.elems = append(l.elems, e)
+		l.slots = append(l.slots, &cp.slot)
+	}
+	return l
 }
 
 // dropListing forgets the listing of order, about to change. Caller holds
 // the cache's mutex.
-func (s *session) dropListing() { s.listed, s.listedElems = nil, nil }
+func (s *session) dropListing() {
+	if s.listed != nil && s.listed.users == 0 {
+		s.spare = s.listed
+	}
+	s.listed = nil
+}
+
+// release ends f's use of its listing: one no longer current and no longer
+// read becomes the session's spare. Caller holds the cache's mutex.
+func (f *Fetch) release() {
+	l := f.listing
+	f.listing = nil
+	if l == nil {
+		return
+	}
+	if l.users--; l.users == 0 && l != f.sess.listed {
+		f.sess.spare = l
+	}
+}
 
 // Partitions are the partitions to read, in the order to read them: the
 // request's for a full fetch, every partition of the session for an
-// incremental one.
+// incremental one. Valid until Finish.
 func (f *Fetch) Partitions() []Request { return f.partitions }
+
+// Slots are the session's slots of Partitions (Slots()[i] for
+// Partitions()[i]) for an incremental fetch, nil for others. Valid until
+// Finish; a slot itself lives as long as its partition stays in the
+// session.
+func (f *Fetch) Slots() []*Slot {
+	if f.listing == nil {
+		return nil
+	}
+	return f.listing.slots
+}
 
 // Finish takes the results of reading Partitions (results[i] for
 // Partitions()[i]) and reports which to include in the answer. A full fetch
@@ -295,6 +369,7 @@ func (f *Fetch) Finish(results []Result, now time.Time) (include []bool) {
 	c, s := f.cache, f.sess
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer f.release()
 	if c.sessions[s.id] != s {
 		// Evicted or closed while this fetch read: answer everything read
 		// this time; the next incremental fetch learns the session is gone.

@@ -231,16 +231,18 @@ func TestFinishAfterALaterIncrementalFetchForgotAPartition(t *testing.T) {
 
 // Idle incremental fetches share one listing of the session; a fetch that
 // names a partition, or an answer that moves one, lists it anew, in the
-// new order and with the new parameters, while the listing an earlier
-// fetch holds stays as it was.
+// new order and with the new parameters, while the listing a fetch still
+// reading holds stays as it was. A listing no fetch reads any more lends
+// its arrays to the next one.
 func TestIdleIncrementalFetchesShareTheListing(t *testing.T) {
 	c := NewCache(10)
 	id := open(t, c, 12, 10, req("a", 0, 0), req("a", 1, 0), req("a", 2, 0))
 	idle := []Result{{HighWatermark: 10}, {HighWatermark: 10}, {HighWatermark: 10}}
 	first := c.Begin(12, id, 1, false, nil, nil, t0)
+	firstListed := &first.Partitions()[0]
 	first.Finish(idle, t0)
 	second := c.Begin(12, id, 2, false, nil, nil, t0)
-	if &first.Partitions()[0] != &second.Partitions()[0] {
+	if firstListed != &second.Partitions()[0] {
 		t.Fatal("an idle incremental fetch copied the session's partitions again")
 	}
 	// Partition 1 gets records: answered, so moved to the back.
@@ -254,7 +256,53 @@ func TestIdleIncrementalFetchesShareTheListing(t *testing.T) {
 	if p := third.Partitions()[2]; p.FetchOffset != 12 {
 		t.Fatalf("a-1 read from %d, want the named 12", p.FetchOffset)
 	}
-	if got := keys(second.Partitions()); !slices.Equal(got, []string{"a-0", "a-1", "a-2"}) || second.Partitions()[1].FetchOffset != 0 {
-		t.Fatalf("the earlier fetch's listing changed under it: %v", second.Partitions())
+	if &third.Partitions()[0] != firstListed {
+		t.Fatal("the new listing did not reuse the arrays of the one no fetch reads any more")
+	}
+	// A fetch overlapping third (a client sending before its answer came)
+	// changes the listing; third, still reading, keeps its own.
+	fourth := c.Begin(12, id, 4, false, []Request{req("a", 0, 5)}, nil, t0)
+	if got := keys(third.Partitions()); !slices.Equal(got, []string{"a-0", "a-2", "a-1"}) || third.Partitions()[0].FetchOffset != 0 {
+		t.Fatalf("the listing of a fetch still reading changed under it: %v", third.Partitions())
+	}
+	if &fourth.Partitions()[0] == &third.Partitions()[0] {
+		t.Fatal("a new listing was built in the arrays a fetch still reads")
+	}
+	if p := fourth.Partitions()[0]; p.FetchOffset != 5 {
+		t.Fatalf("a-0 read from %d, want the named 5", p.FetchOffset)
+	}
+	third.Finish(idle, t0)
+	fourth.Finish(idle, t0)
+}
+
+// A partition's slot is the same across fetches and listings, as long as
+// the session holds the partition, and a new one once it is forgotten and
+// added again.
+func TestSlotsFollowTheirPartitions(t *testing.T) {
+	c := NewCache(10)
+	id := open(t, c, 12, 10, req("a", 0, 0), req("a", 1, 0))
+	idle := []Result{{HighWatermark: 10}, {HighWatermark: 10}}
+	f := c.Begin(12, id, 1, false, nil, nil, t0)
+	if f.Slots() == nil || len(f.Slots()) != 2 {
+		t.Fatalf("an incremental fetch has slots %v", f.Slots())
+	}
+	f.Slots()[0].Store("a-0")
+	f.Slots()[1].Store("a-1")
+	slot1 := f.Slots()[1]
+	f.Finish([]Result{{HighWatermark: 11}, {HighWatermark: 10}}, t0) // a-0 moves to the back
+	f = c.Begin(12, id, 2, false, nil, nil, t0)
+	if f.Slots()[0] != slot1 || f.Slots()[0].Load() != "a-1" || f.Slots()[1].Load() != "a-0" {
+		t.Fatalf("slots after a-0 moved: %v, %v", f.Slots()[0].Load(), f.Slots()[1].Load())
+	}
+	f.Finish(idle, t0)
+	f = c.Begin(12, id, 3, false, nil, []Key{{Topic: "a", Partition: 1}}, t0)
+	f.Finish(idle[:1], t0)
+	f = c.Begin(12, id, 4, false, []Request{req("a", 1, 0)}, nil, t0)
+	if len(f.Slots()) != 2 || f.Slots()[1] == slot1 || f.Slots()[1].Load() != nil || f.Slots()[0].Load() != "a-0" {
+		t.Fatalf("a-1 forgotten and added again kept its slot")
+	}
+	f.Finish(idle, t0)
+	if full := c.Begin(12, 0, FinalEpoch, false, []Request{req("a", 0, 0)}, nil, t0); full.Slots() != nil {
+		t.Fatal("a sessionless fetch has slots")
 	}
 }

@@ -32,6 +32,20 @@ func NewFetchRead(maxBytes int32, partitions int, watch, readCommitted bool) Fet
 	return f
 }
 
+// WithKeys has f remember the partitions it reads (when watching) in
+// buf's array, a reused one, instead of one of its own; Keys returns it.
+func (f *FetchRead) WithKeys(buf []Key) {
+	if f.watch {
+		f.keys = buf[:0]
+	}
+}
+
+// Closing reports whether pt's log is closed or closing. A Partition kept
+// beyond one request (a fetch session's) is what Lead would return for the
+// same metadata snapshot until then: every change of leader, replicas or
+// topic comes with a new snapshot, and a log is only replaced once closed.
+func (pt *Partition) Closing() bool { return pt.log.Closing() }
+
 // Partition checks the fetcher's leader epoch (KIP-320) and reads pt from
 // offset, within partitionMax and the answer's budget. A refused epoch
 // reads nothing: its offsets are -1, as Kafka answers.
@@ -42,8 +56,14 @@ func (f *FetchRead) Partition(pt *Partition, leaderEpoch int32, offset int64, pa
 	if f.watch {
 		f.keys = append(f.keys, pt.Key)
 	}
-	limit := min(partitionMax, f.maxBytes-f.total)
-	fetched, err := pt.read(offset, max(limit, 0), f.total == 0, f.readCommitted, f.FromFiles)
+	limit := max(min(partitionMax, f.maxBytes-f.total), 0)
+	// Most partitions of a fetch of many have nothing to give (idle, or
+	// the answer's budget is spent): answered from the offsets, without a
+	// read whose result would be passed up through the log's layers.
+	if hw, lso, start, ok := pt.log.ReadsNothing(offset, limit, f.total == 0, f.readCommitted); ok {
+		return Fetched{HighWatermark: hw, LastStableOffset: lso, LogStartOffset: start}, nil
+	}
+	fetched, err := pt.read(offset, limit, f.total == 0, f.readCommitted, f.FromFiles)
 	f.total += int32(fetched.Len())
 	return fetched, err
 }

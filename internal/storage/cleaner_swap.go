@@ -119,6 +119,7 @@ func (l *Log) swapIn(out *segment, srcs []*segment) error {
 	next = append(append(append(next, segs[:i]...), out), segs[i+len(srcs):]...)
 	l.mu.Lock()
 	l.segs = next
+	l.tooBig.Store(nil) // compaction rewrote the batches
 	l.mu.Unlock()
 	// remove waits for reads in flight on the sources; later reads of them restart
 	// on the new segment list. The first source's files have the final names the

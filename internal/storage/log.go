@@ -94,6 +94,16 @@ type Log struct {
 	// and the high watermark. Written under appendMu, before the high
 	// watermark passes a transaction's first offset.
 	firstUnstable atomic.Int64
+	// closing is set when Close begins (the cleaner stops its round; a read
+	// that needs no segment takes the full path, which reports ErrClosed).
+	// Beside the offsets, which a fetch of an idle partition reads with it.
+	closing atomic.Bool
+	// tooBig is the last batch a read found too big for what it had left
+	// (and returned nothing): a fetch of many partitions whose budget is
+	// nearly spent finds the same batch of most of them at every fetch,
+	// and answers them without the segments. Reset where batches may
+	// change (truncation, compaction, a new log start).
+	tooBig atomic.Pointer[batchAt]
 
 	// flushedTo is the log end offset at the last flush (Kafka's recovery
 	// point), lastFlush its time in ms (flush.go). Written under appendMu.
@@ -110,7 +120,6 @@ type Log struct {
 	// cleanMu is held by a cleaning round (compaction, cleaner.go) for its whole
 	// length; closing asks the round to stop. Lock order: cleanMu, appendMu, mu.
 	cleanMu     sync.Mutex
-	closing     atomic.Bool
 	firstDirty  atomic.Int64 // cleaner checkpoint: offsets below it were compacted
 	uncleanable atomic.Bool  // cleaning failed on bad data: the cleaner skips the log
 
@@ -765,6 +774,10 @@ func (l *Log) active() *segment {
 	defer l.mu.RUnlock()
 	return l.segs[len(l.segs)-1]
 }
+
+// Closing reports whether the log is closed or being closed: whoever keeps
+// it (a fetch session caching a partition's log) must look it up again.
+func (l *Log) Closing() bool { return l.closing.Load() }
 
 func (l *Log) isClosed() bool {
 	l.mu.RLock()

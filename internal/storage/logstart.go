@@ -129,6 +129,7 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 	}
 	l.mu.Lock()
 	l.segs = []*segment{s}
+	l.tooBig.Store(nil)
 	l.mu.Unlock()
 	removeSnapshotsAbove(l.dir, -1)
 	l.end.Store(&logEnd{offset: offset, seg: s, pos: 0})

@@ -133,6 +133,56 @@ func (l *Log) readCommitted(offset int64, maxBytes int32, minOneBatch, asFile bo
 	return res, nil
 }
 
+// batchAt says that the batch holding offset is size bytes.
+type batchAt struct{ offset, size int64 }
+
+// readNothing answers a read that can return no batch: nothing past offset
+// that it may return (an idle partition, or a follower at the log end), or
+// no budget left (a fetch of many partitions reads most of them after its
+// max_bytes is spent). Such a read needs neither the segments nor their
+// lock, only the offsets, so a fetch pays a few loads for each idle
+// partition; so does a read whose budget cannot hold the batch at offset,
+// when an earlier read found that batch too big (tooBig). ok is false when
+// the read must go the full way: a batch to read, an offset out of range
+// (whose error that path words), or a log closing (ErrClosed). The answer
+// is the one the full path gives.
+func (l *Log) readNothing(offset int64, maxBytes int32, minOneBatch bool, upTo int64) (res ReadResult, ok bool) {
+	res.HighWatermark, res.LastStableOffset, res.LogStartOffset, ok = l.nothingAt(offset, maxBytes, minOneBatch, upTo)
+	return res, ok
+}
+
+// ReadsNothing is the answer of a consumer's read (Read, or ReadCommitted
+// with readCommitted; ReadRange alike) that would return no batch and no
+// error, ok false if it might: the offsets alone, taken without the
+// segments or their lock (readNothing), for a fetch of many partitions to
+// pass over its idle ones at the cost of a few loads.
+func (l *Log) ReadsNothing(offset int64, maxBytes int32, minOneBatch, readCommitted bool) (hw, lso, logStart int64, ok bool) {
+	upTo := l.hw.Load()
+	if readCommitted {
+		upTo = l.LastStableOffset()
+	}
+	return l.nothingAt(offset, maxBytes, minOneBatch, upTo)
+}
+
+func (l *Log) nothingAt(offset int64, maxBytes int32, minOneBatch bool, upTo int64) (hw, lso, logStart int64, ok bool) {
+	if l.closing.Load() {
+		return 0, 0, 0, false
+	}
+	end := l.end.Load().offset
+	logStart = l.logStart.Load()
+	if offset < logStart || offset > end {
+		return 0, 0, 0, false
+	}
+	if offset < min(upTo, end) && (maxBytes > 0 || minOneBatch) {
+		// A batch to read, unless it is the one the last read found too
+		// big, and this read has no more room and need not return it.
+		if big := l.tooBig.Load(); minOneBatch || big == nil || big.offset != offset || int64(maxBytes) >= big.size {
+			return 0, 0, 0, false
+		}
+	}
+	return min(l.hw.Load(), end), min(l.LastStableOffset(), end), logStart, true
+}
+
 // lastOffsetOf is the last offset of the last whole batch in b (which
 // holds whole batches only): the batches are walked by their length fields
 // and only the last header is parsed.
@@ -185,6 +235,15 @@ func (l *Log) readRetrying(offset int64, maxBytes int32, minOneBatch bool, upTo 
 // read reads as ReadUpTo does; with asFile, a read of at least
 // FileRangeMin bytes is left in the file (ReadResult.File).
 func (l *Log) read(offset int64, maxBytes int32, minOneBatch bool, upTo int64, asFile bool) (ReadResult, error) {
+	if res, ok := l.readNothing(offset, maxBytes, minOneBatch, upTo); ok {
+		return res, nil
+	}
+	return l.readSegments(offset, maxBytes, minOneBatch, upTo, asFile)
+}
+
+// readSegments is read the full way: under the segment list's lock, from
+// the segment that holds offset.
+func (l *Log) readSegments(offset int64, maxBytes int32, minOneBatch bool, upTo int64, asFile bool) (ReadResult, error) {
 	v, err := l.view()
 	if err != nil {
 		return ReadResult{}, err
@@ -223,6 +282,9 @@ func (l *Log) read(offset int64, maxBytes int32, minOneBatch bool, upTo int64, a
 		n := min(int64(maxBytes), lim-pos)
 		if n < h.Size {
 			if !minOneBatch {
+				if int64(maxBytes) < h.Size {
+					l.tooBig.Store(&batchAt{offset: offset, size: h.Size})
+				}
 				return res, nil
 			}
 			n = h.Size

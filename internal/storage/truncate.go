@@ -70,6 +70,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	}
 	l.mu.Lock()
 	l.segs = segs[: i+1 : i+1]
+	l.tooBig.Store(nil) // the batches past the cut will be others
 	l.mu.Unlock()
 	for _, victim := range segs[i+1:] {
 		if err := victim.remove(); err != nil {
