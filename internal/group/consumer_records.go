@@ -219,8 +219,11 @@ func subscriptionMetadataRecord(g *group) coordinator.Record {
 	}
 }
 
-// memberMetadataRecord is ConsumerGroupMemberMetadata. A classic member
-// carries its ClassicMemberMetadata in tagged field 0, as Kafka writes it.
+// memberMetadataRecord is ConsumerGroupMemberMetadata, its fields in the
+// order of Kafka's ConsumerGroupMemberMetadataValue.json (RebalanceTimeoutMs
+// before ServerAssignor), so Kafka's tools and a Kafka coordinator read it.
+// A classic member carries its ClassicMemberMetadata in tagged field 0, as
+// Kafka writes it.
 func memberMetadataRecord(g *group, m *consumerMember) coordinator.Record {
 	e := encoder{}
 	e.int16(0)
@@ -233,8 +236,8 @@ func memberMetadataRecord(g *group, m *consumerMember) coordinator.Record {
 		e.cstr(t)
 	}
 	e.cnstr(nilIfEmpty(m.regex))
-	e.cnstr(nilIfEmpty(m.serverAssignor))
 	e.int32(int32(m.rebalanceTimeout.Milliseconds()))
+	e.cnstr(nilIfEmpty(m.serverAssignor))
 	if m.classic == nil {
 		e.tags()
 	} else {
@@ -440,16 +443,12 @@ func (s *shard) replayConsumer(recordType int16, key, value []byte) error {
 			cg.subscribedMeta[id] = topicMeta{name: name, partitions: parts}
 		}
 	case keyConsumerGroupMemberMetadata:
-		m := cg.memberOrNew(sub)
-		m.instanceID, m.rackID = d.cnstr(), d.cnstr()
-		m.clientID, m.clientHost = d.cstr(), d.cstr()
-		m.topicNames = nil
-		for n := d.count(); n > 0 && d.err == nil; n-- {
-			m.topicNames = append(m.topicNames, d.cstr())
+		md, err := decodeMemberMetadata(d.b)
+		if err != nil {
+			return fmt.Errorf("group: consumer group record type %d: %w", recordType, err)
 		}
-		m.regex, m.serverAssignor = derefOr(d.cnstr()), derefOr(d.cnstr())
-		m.rebalanceTimeout = msDuration(d.int32())
-		m.classic = d.classicMetadata()
+		m := cg.memberOrNew(sub)
+		md.applyTo(m)
 		if m.instanceID != nil {
 			cg.statics[*m.instanceID] = m.id
 		}
@@ -475,6 +474,71 @@ func (s *shard) replayConsumer(recordType int16, key, value []byte) error {
 	}
 	return nil
 }
+
+// memberMetadata is a decoded ConsumerGroupMemberMetadata value.
+type memberMetadata struct {
+	instanceID, rackID    *string
+	clientID, clientHost  string
+	topicNames            []string
+	regex, serverAssignor string
+	rebalanceTimeout      time.Duration
+	classic               *classicProtocol
+}
+
+func (md memberMetadata) applyTo(m *consumerMember) {
+	m.instanceID, m.rackID = md.instanceID, md.rackID
+	m.clientID, m.clientHost = md.clientID, md.clientHost
+	m.topicNames = md.topicNames
+	m.regex, m.serverAssignor = md.regex, md.serverAssignor
+	m.rebalanceTimeout = md.rebalanceTimeout
+	m.classic = md.classic
+}
+
+// decodeMemberMetadata reads a ConsumerGroupMemberMetadata value (after its
+// version) in Kafka's field order. kbroker releases before this one wrote
+// ServerAssignor before RebalanceTimeoutMs; such a value does not parse in
+// Kafka's order (the assignor's bytes make a huge timeout, and what follows
+// is no string of the right length, or the assignor is none Kafka names),
+// so it is read again in that order, and a log written by an older kbroker
+// still loads.
+func decodeMemberMetadata(b []byte) (memberMetadata, error) {
+	md, err := decodeMemberMetadataIn(b, false)
+	if err == nil && (md.serverAssignor == "" || assignor.Named(md.serverAssignor) != nil) {
+		return md, nil
+	}
+	if old, oldErr := decodeMemberMetadataIn(b, true); oldErr == nil {
+		return old, nil
+	}
+	if err == nil {
+		return md, nil // an assignor this broker does not know, in Kafka's order
+	}
+	return md, err
+}
+
+func decodeMemberMetadataIn(b []byte, assignorFirst bool) (memberMetadata, error) {
+	d := decoder{b: b}
+	var md memberMetadata
+	md.instanceID, md.rackID = d.cnstr(), d.cnstr()
+	md.clientID, md.clientHost = d.cstr(), d.cstr()
+	for n := d.count(); n > 0 && d.err == nil; n-- {
+		md.topicNames = append(md.topicNames, d.cstr())
+	}
+	md.regex = derefOr(d.cnstr())
+	if assignorFirst {
+		md.serverAssignor = derefOr(d.cnstr())
+		md.rebalanceTimeout = msDuration(d.int32())
+	} else {
+		md.rebalanceTimeout = msDuration(d.int32())
+		md.serverAssignor = derefOr(d.cnstr())
+	}
+	md.classic = d.classicMetadata()
+	if d.err == nil && len(d.b) > 0 {
+		d.err = errTrailingBytes
+	}
+	return md, d.err
+}
+
+var errTrailingBytes = errors.New("group: bytes after the end of a consumer group record")
 
 func derefOr(s *string) string {
 	if s == nil {
