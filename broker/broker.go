@@ -15,7 +15,6 @@ import (
 
 	"kbroker/internal/api"
 	"kbroker/internal/buildinfo"
-	"kbroker/internal/cluster"
 	"kbroker/internal/config"
 	"kbroker/internal/controller"
 	"kbroker/internal/dynconfig"
@@ -401,7 +400,7 @@ func (b *Broker) Close() error {
 	}
 	if b.dirLocks != nil {
 		if errors.Join(errs...) == nil && settled {
-			errs = append(errs, cluster.MarkCleanShutdown(b.cfg.LogDirs[0]))
+			errs = append(errs, storage.MarkBrokerCleanShutdown(b.cfg.LogDirs[0]))
 		}
 		errs = append(errs, b.dirLocks.Unlock())
 		b.dirLocks = nil

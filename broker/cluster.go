@@ -17,6 +17,7 @@ import (
 	"kbroker/internal/cluster"
 	"kbroker/internal/config"
 	"kbroker/internal/meta"
+	"kbroker/internal/storage"
 )
 
 // membership is the broker's place in its cluster: etcd-backed, or the
@@ -116,7 +117,7 @@ func etcdTLS(props config.Properties) (*tls.Config, error) {
 // takeCleanShutdown reads, and removes, the clean-shutdown marker of the
 // previous run, before anything is written to the logs.
 func (b *Broker) takeCleanShutdown() error {
-	clean, err := cluster.TakeCleanShutdown(b.cfg.LogDirs[0])
+	clean, err := storage.TakeBrokerCleanShutdown(b.cfg.LogDirs[0])
 	b.uncleanStart = !clean
 	return err
 }

@@ -23,15 +23,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"kbroker/internal/auth"
 	"kbroker/internal/cluster"
@@ -161,14 +158,8 @@ func interBrokerSASL(props config.Properties, listener string) (kgo.Opt, error) 
 	if user == "" || pass == "" {
 		return nil, fmt.Errorf("the JAAS line for %s has no username and password options: the broker's own credentials for inter-broker connections", mech)
 	}
-	switch mech {
-	case auth.MechanismPlain:
-		return kgo.SASL(plain.Auth{User: user, Pass: pass}.AsMechanism()), nil
-	case auth.MechanismScramSHA256:
-		return kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()), nil
-	default:
-		return kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()), nil
-	}
+	opt, _ := auth.ClientSASL(mech, user, pass) // mech was checked above
+	return opt, nil
 }
 
 // interBrokerTLS is the client TLS config of the listener, from the PEM
@@ -181,12 +172,9 @@ func interBrokerSASL(props config.Properties, listener string) (kgo.Opt, error) 
 func interBrokerTLS(props config.Properties, listener string) (*tls.Config, error) {
 	get := func(key string) string { v, _ := config.ListenerValue(props, listener, key); return v }
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	trusted := []byte(get("ssl.truststore.certificates"))
-	if loc := get("ssl.truststore.location"); loc != "" {
-		var err error
-		if trusted, err = os.ReadFile(loc); err != nil {
-			return nil, fmt.Errorf("ssl.truststore.location: %w", err)
-		}
+	trusted, err := trustStorePEM(get)
+	if err != nil {
+		return nil, err
 	}
 	if len(trusted) > 0 {
 		cfg.RootCAs = x509.NewCertPool()
@@ -194,19 +182,11 @@ func interBrokerTLS(props config.Properties, listener string) (*tls.Config, erro
 			return nil, errors.New("the trust store (ssl.truststore.location or ssl.truststore.certificates) has no PEM certificate")
 		}
 	}
-	chainPEM, keyPEM := []byte(get("ssl.keystore.certificate.chain")), []byte(get("ssl.keystore.key"))
-	if loc := get("ssl.keystore.location"); loc != "" {
-		raw, err := os.ReadFile(loc)
-		if err != nil {
-			return nil, fmt.Errorf("ssl.keystore.location: %w", err)
-		}
-		chainPEM, keyPEM = raw, raw
+	chainPEM, keyPEM, password, err := keyStorePEM(get)
+	if err != nil {
+		return nil, err
 	}
 	if len(chainPEM) > 0 {
-		password := get("ssl.key.password")
-		if password == "" {
-			password = get("ssl.keystore.password")
-		}
 		cert, err := pemKeyPair(chainPEM, keyPEM, password)
 		if err != nil {
 			return nil, err
@@ -219,19 +199,7 @@ func interBrokerTLS(props config.Properties, listener string) (*tls.Config, erro
 		// Go's default verification: the chain and the host name (kgo sets
 		// ServerName to the host it dials).
 	case alg == "":
-		roots := cfg.RootCAs
-		cfg.InsecureSkipVerify = true // replaced by the chain-only check below
-		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
-			if len(cs.PeerCertificates) == 0 {
-				return errors.New("the other broker sent no certificate")
-			}
-			inter := x509.NewCertPool()
-			for _, c := range cs.PeerCertificates[1:] {
-				inter.AddCert(c)
-			}
-			_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
-			return err
-		}
+		auth.VerifyChainOnly(cfg)
 	default:
 		return nil, fmt.Errorf("ssl.endpoint.identification.algorithm %s is not supported (https, or empty for none)", alg)
 	}

@@ -124,19 +124,9 @@ func (b *Broker) listenerSASL(props config.Properties, listener string) (*auth.M
 // against ssl.truststore.location or ssl.truststore.certificates.
 func listenerTLS(props config.Properties, listener string) (*tls.Config, error) {
 	get := func(key string) string { v, _ := config.ListenerValue(props, listener, key); return v }
-	var chainPEM, keyPEM []byte
-	if loc := get("ssl.keystore.location"); loc != "" {
-		raw, err := os.ReadFile(loc)
-		if err != nil {
-			return nil, fmt.Errorf("ssl.keystore.location: %w", err)
-		}
-		chainPEM, keyPEM = raw, raw
-	} else {
-		chainPEM, keyPEM = []byte(get("ssl.keystore.certificate.chain")), []byte(get("ssl.keystore.key"))
-	}
-	password := get("ssl.key.password")
-	if password == "" {
-		password = get("ssl.keystore.password")
+	chainPEM, keyPEM, password, err := keyStorePEM(get)
+	if err != nil {
+		return nil, err
 	}
 	cert, err := pemKeyPair(chainPEM, keyPEM, password)
 	if err != nil {
@@ -151,13 +141,9 @@ func listenerTLS(props config.Properties, listener string) (*tls.Config, error) 
 	default:
 		return cfg, nil
 	}
-	var trusted []byte
-	if loc := get("ssl.truststore.location"); loc != "" {
-		if trusted, err = os.ReadFile(loc); err != nil {
-			return nil, fmt.Errorf("ssl.truststore.location: %w", err)
-		}
-	} else {
-		trusted = []byte(get("ssl.truststore.certificates"))
+	trusted, err := trustStorePEM(get)
+	if err != nil {
+		return nil, err
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(trusted) {
@@ -165,6 +151,41 @@ func listenerTLS(props config.Properties, listener string) (*tls.Config, error) 
 	}
 	cfg.ClientCAs = pool
 	return cfg, nil
+}
+
+// keyStorePEM is the key store of a listener, get reading its keys: the
+// PEM file at ssl.keystore.location (chain and key), else
+// ssl.keystore.certificate.chain and ssl.keystore.key, with the key's
+// password (ssl.key.password, else ssl.keystore.password).
+func keyStorePEM(get func(key string) string) (chainPEM, keyPEM []byte, password string, err error) {
+	if loc := get("ssl.keystore.location"); loc != "" {
+		raw, err := os.ReadFile(loc)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("ssl.keystore.location: %w", err)
+		}
+		chainPEM, keyPEM = raw, raw
+	} else {
+		chainPEM, keyPEM = []byte(get("ssl.keystore.certificate.chain")), []byte(get("ssl.keystore.key"))
+	}
+	password = get("ssl.key.password")
+	if password == "" {
+		password = get("ssl.keystore.password")
+	}
+	return chainPEM, keyPEM, password, nil
+}
+
+// trustStorePEM is the trust store of a listener, get reading its keys:
+// the PEM file at ssl.truststore.location, else
+// ssl.truststore.certificates.
+func trustStorePEM(get func(key string) string) ([]byte, error) {
+	if loc := get("ssl.truststore.location"); loc != "" {
+		trusted, err := os.ReadFile(loc)
+		if err != nil {
+			return nil, fmt.Errorf("ssl.truststore.location: %w", err)
+		}
+		return trusted, nil
+	}
+	return []byte(get("ssl.truststore.certificates")), nil
 }
 
 // pemKeyPair reads the CERTIFICATE blocks of chainPEM and the private key

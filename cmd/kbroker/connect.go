@@ -29,8 +29,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"kbroker/admin"
 	"kbroker/internal/auth"
@@ -192,20 +190,18 @@ func saslOption(props config.Properties) (kgo.Opt, error) {
 		return nil
 	}
 	switch mech {
-	case "PLAIN":
+	case auth.MechanismPlain:
 		if err := wantModule("PlainLoginModule"); err != nil {
 			return nil, err
 		}
-		return kgo.SASL(plain.Auth{User: user, Pass: pass}.AsMechanism()), nil
-	case "SCRAM-SHA-256", "SCRAM-SHA-512":
+		opt, _ := auth.ClientSASL(mech, user, pass)
+		return opt, nil
+	case auth.MechanismScramSHA256, auth.MechanismScramSHA512:
 		if err := wantModule("ScramLoginModule"); err != nil {
 			return nil, err
 		}
-		a := scram.Auth{User: user, Pass: pass}
-		if mech == "SCRAM-SHA-256" {
-			return kgo.SASL(a.AsSha256Mechanism()), nil
-		}
-		return kgo.SASL(a.AsSha512Mechanism()), nil
+		opt, _ := auth.ClientSASL(mech, user, pass)
+		return opt, nil
 	}
 	return nil, fmt.Errorf("sasl.mechanism %s is not supported (PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 are)", mech)
 }
@@ -253,19 +249,7 @@ func tlsConfig(props config.Properties) (*tls.Config, error) {
 	}
 	if alg, set := props["ssl.endpoint.identification.algorithm"]; set && strings.TrimSpace(alg) == "" {
 		// Kafka's empty algorithm: verify the chain but not the host name.
-		cfg.InsecureSkipVerify = true
-		roots := cfg.RootCAs
-		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
-			if len(cs.PeerCertificates) == 0 {
-				return errors.New("broker sent no certificate")
-			}
-			inter := x509.NewCertPool()
-			for _, c := range cs.PeerCertificates[1:] {
-				inter.AddCert(c)
-			}
-			_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
-			return err
-		}
+		auth.VerifyChainOnly(cfg)
 	}
 	return cfg, nil
 }

@@ -123,7 +123,11 @@ func (s *Server) produceTargets(c *wire.Conn, snap *meta.Snapshot, req *kmsg.Pro
 	// Kafka refuses transactional records without a transactional id as it
 	// refuses an unauthorized one, authorizer or not.
 	transactionalOK := s.produceTransactionalAllowed(c, req) && (req.TransactionID != nil || !hasTransactionalBatch(req))
-	var targets []produceTarget
+	n := 0
+	for _, rt := range req.Topics {
+		n += len(rt.Partitions)
+	}
+	targets := make([]produceTarget, 0, n)
 	for _, rt := range req.Topics {
 		for _, rp := range rt.Partitions {
 			t := produceTarget{records: rp.Records}

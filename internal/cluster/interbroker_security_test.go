@@ -9,18 +9,9 @@ package cluster_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"log/slog"
-	"math/big"
-	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -401,49 +392,13 @@ func TestInterBrokerSecurityMisconfigurationFailsStartup(t *testing.T) {
 	}
 }
 
-// brokerKeystore issues, under a CA of its own, a certificate for
-// 127.0.0.1 usable both as a server's and as a client's, as a broker's
-// key store is on an mTLS inter-broker listener, with subject CN=<cn>.
-// It returns the key store and trust store PEM files.
-func brokerKeystore(t *testing.T, cn string) (keystore, truststore string) {
-	t.Helper()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "inter-broker test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: cn}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, _ := x509.MarshalPKCS8PrivateKey(key)
-	dir := t.TempDir()
-	keystore, truststore = filepath.Join(dir, "broker.pem"), filepath.Join(dir, "ca.pem")
-	ks := append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})...)
-	if err := os.WriteFile(keystore, ks, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(truststore, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return keystore, truststore
-}
-
 // mTLS between brokers: an SSL inter-broker listener with
 // ssl.client.auth=required, where each broker presents its key store's
 // certificate and is User:CN=broker, allowed CLUSTER_ACTION by an ACL (not
 // a super user). acks=all with min.insync.replicas=3 succeeds and every
 // replica has the records.
 func TestInterBrokerMutualTLSReplicates(t *testing.T) {
-	keystore, truststore := brokerKeystore(t, "broker")
+	keystore, truststore := testpki.New(t, pkix.Name{CommonName: "client"}).Files(t)
 	etcd := etcdtest.Start(t)
 	common := config.Properties{
 		"listeners":                                      "CLIENT://127.0.0.1:0,INTERNAL://127.0.0.1:0",

@@ -8,7 +8,7 @@ import (
 )
 
 // A broker registers marked UncleanShutdown when its previous run did not
-// end cleanly (TakeCleanShutdown). The elected controller then takes it
+// end cleanly (storage.TakeBrokerCleanShutdown). The elected controller then takes it
 // out of every ISR and ELR and clears the mark (ClearUncleanShutdown), as
 // Kafka's controller does on such a registration
 // (ReplicationControlManager.handleBrokerUncleanShutdown).

@@ -136,25 +136,10 @@ func (l *Log) readCommitted(offset int64, maxBytes int32, minOneBatch, asFile bo
 // batchAt says that the batch holding offset is size bytes.
 type batchAt struct{ offset, size int64 }
 
-// readNothing answers a read that can return no batch: nothing past offset
-// that it may return (an idle partition, or a follower at the log end), or
-// no budget left (a fetch of many partitions reads most of them after its
-// max_bytes is spent). Such a read needs neither the segments nor their
-// lock, only the offsets, so a fetch pays a few loads for each idle
-// partition; so does a read whose budget cannot hold the batch at offset,
-// when an earlier read found that batch too big (tooBig). ok is false when
-// the read must go the full way: a batch to read, an offset out of range
-// (whose error that path words), or a log closing (ErrClosed). The answer
-// is the one the full path gives.
-func (l *Log) readNothing(offset int64, maxBytes int32, minOneBatch bool, upTo int64) (res ReadResult, ok bool) {
-	res.HighWatermark, res.LastStableOffset, res.LogStartOffset, ok = l.nothingAt(offset, maxBytes, minOneBatch, upTo)
-	return res, ok
-}
-
 // ReadsNothing is the answer of a consumer's read (Read, or ReadCommitted
 // with readCommitted; ReadRange alike) that would return no batch and no
 // error, ok false if it might: the offsets alone, taken without the
-// segments or their lock (readNothing), for a fetch of many partitions to
+// segments or their lock (nothingAt), for a fetch of many partitions to
 // pass over its idle ones at the cost of a few loads.
 func (l *Log) ReadsNothing(offset int64, maxBytes int32, minOneBatch, readCommitted bool) (hw, lso, logStart int64, ok bool) {
 	upTo := l.hw.Load()
@@ -164,6 +149,16 @@ func (l *Log) ReadsNothing(offset int64, maxBytes int32, minOneBatch, readCommit
 	return l.nothingAt(offset, maxBytes, minOneBatch, upTo)
 }
 
+// nothingAt answers a read that can return no batch: nothing past offset
+// that it may return (an idle partition, or a follower at the log end), or
+// no budget left (a fetch of many partitions reads most of them after its
+// max_bytes is spent). Such a read needs neither the segments nor their
+// lock, only the offsets, so a fetch pays a few loads for each idle
+// partition; so does a read whose budget cannot hold the batch at offset,
+// when an earlier read found that batch too big (tooBig). ok is false when
+// the read must go the full way: a batch to read, an offset out of range
+// (whose error that path words), or a log closing (ErrClosed). The answer
+// is the one the full path gives.
 func (l *Log) nothingAt(offset int64, maxBytes int32, minOneBatch bool, upTo int64) (hw, lso, logStart int64, ok bool) {
 	if l.closing.Load() {
 		return 0, 0, 0, false
@@ -235,8 +230,8 @@ func (l *Log) readRetrying(offset int64, maxBytes int32, minOneBatch bool, upTo 
 // read reads as ReadUpTo does; with asFile, a read of at least
 // FileRangeMin bytes is left in the file (ReadResult.File).
 func (l *Log) read(offset int64, maxBytes int32, minOneBatch bool, upTo int64, asFile bool) (ReadResult, error) {
-	if res, ok := l.readNothing(offset, maxBytes, minOneBatch, upTo); ok {
-		return res, nil
+	if hw, lso, start, ok := l.nothingAt(offset, maxBytes, minOneBatch, upTo); ok {
+		return ReadResult{HighWatermark: hw, LastStableOffset: lso, LogStartOffset: start}, nil
 	}
 	return l.readSegments(offset, maxBytes, minOneBatch, upTo, asFile)
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // A read with nothing to return is answered from the offsets alone,
-// without the segments (readNothing); its answer must be the full read's
+// without the segments (nothingAt); its answer must be the full read's
 // in every case: offsets below the log start, between the high watermark
 // and the log end, past the end, a spent budget, a bound below the high
 // watermark (a read_committed one), with and without KIP-74's first batch.
@@ -30,7 +30,7 @@ func TestReadWithoutSegmentsAnswersAsTheFullRead(t *testing.T) {
 				for _, upTo := range []int64{4, 6, 10, 1 << 40} {
 					want, wantErr := l.readSegments(offset, maxBytes, minOne, upTo, false)
 					got, gotErr := l.read(offset, maxBytes, minOne, upTo, false)
-					if _, ok := l.readNothing(offset, maxBytes, minOne, upTo); ok {
+					if _, _, _, ok := l.nothingAt(offset, maxBytes, minOne, upTo); ok {
 						fast++
 					}
 					if (wantErr == nil) != (gotErr == nil) || (wantErr != nil && errors.Is(wantErr, ErrOffsetOutOfRange) != errors.Is(gotErr, ErrOffsetOutOfRange)) {
@@ -48,10 +48,10 @@ func TestReadWithoutSegmentsAnswersAsTheFullRead(t *testing.T) {
 	}
 	// An idle consumer (at the high watermark) and a follower at the log
 	// end are among those answered without the segments.
-	if _, ok := l.readNothing(6, 1<<20, true, l.HighWatermark()); !ok {
+	if _, _, _, ok := l.nothingAt(6, 1<<20, true, l.HighWatermark()); !ok {
 		t.Fatal("a read at the high watermark went to the segments")
 	}
-	if _, ok := l.readNothing(10, 1<<20, true, l.LogEndOffset()); !ok {
+	if _, _, _, ok := l.nothingAt(10, 1<<20, true, l.LogEndOffset()); !ok {
 		t.Fatal("a read at the log end went to the segments")
 	}
 	if fast == 0 {
@@ -88,27 +88,27 @@ func TestReadRemembersTheBatchTooBigForItsBudget(t *testing.T) {
 	mustAppend(t, l, testBatch{valueSize: 1000}.build(t)) // offset 3
 	mustAppend(t, l, testBatch{}.build(t))
 	hw := l.HighWatermark()
-	if _, ok := l.readNothing(3, 500, false, hw); ok {
+	if _, _, _, ok := l.nothingAt(3, 500, false, hw); ok {
 		t.Fatal("a batch never read was taken as too big")
 	}
 	if res, err := l.Read(3, 500, false); err != nil || res.Len() != 0 {
 		t.Fatalf("read of a 1 KB batch with 500 B: %d bytes, %v", res.Len(), err)
 	}
-	if _, ok := l.readNothing(3, 500, false, hw); !ok {
+	if _, _, _, ok := l.nothingAt(3, 500, false, hw); !ok {
 		t.Fatal("the batch just found too big is read again")
 	}
 	for _, tc := range []struct {
 		maxBytes int32
 		minOne   bool
 	}{{2000, false}, {500, true}} {
-		if _, ok := l.readNothing(3, tc.maxBytes, tc.minOne, hw); ok {
+		if _, _, _, ok := l.nothingAt(3, tc.maxBytes, tc.minOne, hw); ok {
 			t.Fatalf("max %d minOne %v: answered without the batch it must return", tc.maxBytes, tc.minOne)
 		}
 		if res, err := l.Read(3, tc.maxBytes, tc.minOne); err != nil || res.Len() < 1000 {
 			t.Fatalf("max %d minOne %v: read %d bytes, %v", tc.maxBytes, tc.minOne, res.Len(), err)
 		}
 	}
-	if _, ok := l.readNothing(4, 100, false, hw); ok {
+	if _, _, _, ok := l.nothingAt(4, 100, false, hw); ok {
 		t.Fatal("another offset was taken as holding the batch too big")
 	}
 	// A follower truncates to 3 and takes a small batch there from its leader.

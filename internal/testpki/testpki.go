@@ -27,7 +27,8 @@ type PKI struct {
 	Client                         tls.Certificate
 }
 
-// New issues a CA, a server certificate for 127.0.0.1 and a client
+// New issues a CA, a broker certificate for 127.0.0.1 (subject CN=broker,
+// usable as a server's and as a client's) and a client
 // certificate with clientSubject, valid for an hour around now.
 func New(t testing.TB, clientSubject pkix.Name) *PKI {
 	t.Helper()
@@ -40,11 +41,11 @@ func New(t testing.TB, clientSubject pkix.Name) *PKI {
 		t.Fatal(err)
 	}
 	ca, _ := x509.ParseCertificate(caDER)
-	issue := func(serial int64, subject pkix.Name, usage x509.ExtKeyUsage, ips []net.IP) ([]byte, []byte) {
+	issue := func(serial int64, subject pkix.Name, usage []x509.ExtKeyUsage, ips []net.IP) ([]byte, []byte) {
 		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: subject, IPAddresses: ips,
 			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage}}
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: usage}
 		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 		if err != nil {
 			t.Fatal(err)
@@ -55,8 +56,10 @@ func New(t testing.TB, clientSubject pkix.Name) *PKI {
 	}
 	p := &PKI{CAPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), Pool: x509.NewCertPool()}
 	p.Pool.AddCert(ca)
-	p.ServerPEM, p.ServerKeyPEM = issue(2, pkix.Name{CommonName: "broker"}, x509.ExtKeyUsageServerAuth, []net.IP{net.ParseIP("127.0.0.1")})
-	p.ClientPEM, p.ClientKeyPEM = issue(3, clientSubject, x509.ExtKeyUsageClientAuth, nil)
+	// The broker's certificate is a client's too, as on an mTLS
+	// inter-broker listener, where each broker presents it to the others.
+	p.ServerPEM, p.ServerKeyPEM = issue(2, pkix.Name{CommonName: "broker"}, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, []net.IP{net.ParseIP("127.0.0.1")})
+	p.ClientPEM, p.ClientKeyPEM = issue(3, clientSubject, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, nil)
 	if p.Client, err = tls.X509KeyPair(p.ClientPEM, p.ClientKeyPEM); err != nil {
 		t.Fatal(err)
 	}
