@@ -218,6 +218,15 @@ func (b *Broker) Start() (err error) {
 		QueuedMaxRequestBytes: b.cfg.QueuedMaxRequestBytes,
 		RequestReadTimeout:    b.cfg.RequestReadTimeout(),
 	})
+	// The metrics listener is bound first: Prometheus can watch a start
+	// that waits (log recovery, the controller acting on an unclean
+	// shutdown), and a taken port fails the start before clients can
+	// connect.
+	if b.cfg.MetricsListener != "" {
+		if b.mAddr, err = b.metrics.Serve(ctx, b.cfg.MetricsListener, b.log); err != nil {
+			return fmt.Errorf("metrics.listener: %w", err)
+		}
+	}
 	if b.addrs, err = b.server.Listen(sec.specs); err != nil {
 		return err
 	}
@@ -229,11 +238,6 @@ func (b *Broker) Start() (err error) {
 		return err
 	}
 	b.server.Serve()
-	if b.cfg.MetricsListener != "" {
-		if b.mAddr, err = b.metrics.Serve(ctx, b.cfg.MetricsListener, b.log); err != nil {
-			return fmt.Errorf("metrics.listener: %w", err)
-		}
-	}
 	b.done = make(chan struct{})
 	go func() {
 		defer close(b.done)

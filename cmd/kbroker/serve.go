@@ -68,11 +68,16 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
+	// Signals are caught from before Start: a SIGTERM while the broker
+	// starts (recovering logs, waiting for the controller) then stops it
+	// cleanly once it has started, instead of killing it as Go's default
+	// would, which the next start would take for a crash.
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sig)
 	if err := b.Start(); err != nil {
 		return err
 	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	s := <-sig
 	b.Logger().Info("shutting down", "signal", s.String())
 	// Leadership moves off the broker before it stops (Kafka's controlled

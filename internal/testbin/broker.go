@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -233,16 +234,35 @@ func (p *Proc) Err() error {
 	return p.err
 }
 
-// freePorts asks the OS for n distinct loopback ports free right now.
+// handedOut holds every port freePorts has returned in this test process.
+// A broker binds some of its ports only later in its start (or again
+// after a restart), so a port free now may be one another broker of the
+// test is about to bind: it is never handed out twice.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// freePorts asks the OS for n distinct loopback ports free right now and
+// not handed out before.
 func freePorts(n int) ([]int, error) {
+	handedOut.Lock()
+	defer handedOut.Unlock()
 	var ports []int
-	for range n {
+	for tries := 0; len(ports) < n; tries++ {
+		if tries == 100*n {
+			return nil, fmt.Errorf("no loopback port free that was not handed out already")
+		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
 		}
-		defer ln.Close()
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+		defer ln.Close() // held until all n are picked, so they differ
+		port := ln.Addr().(*net.TCPAddr).Port
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			ports = append(ports, port)
+		}
 	}
 	return ports, nil
 }
