@@ -29,10 +29,18 @@ func (c *Coordinator) TopicsDeleted(ctx context.Context, topics []string) {
 	done := make(chan struct{}, len(shards))
 	for _, rs := range shards {
 		go func() {
-			// Do blocks until the shard's loop takes the work, which is
-			// after its replay; it fails only for a shard that stopped,
-			// whose next owner replays the tombstones written so far.
-			_ = rs.Do(func() { rs.State().(*shard).dropTopics(topics) })
+			// Do only queues the work on the shard's loop (which takes
+			// it after its replay): wait until it has run, so the
+			// tombstones are written when DeleteTopics answers. Do fails
+			// only for a shard that stopped, whose next owner replays
+			// the tombstones written so far.
+			dropped := make(chan struct{})
+			if rs.Do(func() { rs.State().(*shard).dropTopics(topics); close(dropped) }) == nil {
+				select {
+				case <-dropped:
+				case <-ctx.Done():
+				}
+			}
 			done <- struct{}{}
 		}()
 	}

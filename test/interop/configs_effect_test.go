@@ -232,7 +232,11 @@ func TestConfigLogAppendTime(t *testing.T) {
 	const topic = "log-append-time"
 	createTopicWith(t, adm, topic)
 	cl := testkit.Client(t, addr)
-	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	// An hour old: older than the broker's clock, but well within the
+	// default retention (the broker checks retention every
+	// retentionCheckMs, and would delete a record years old before it is
+	// read back).
+	old := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
 	produce := func(value string) {
 		t.Helper()
 		r := &kgo.Record{Topic: topic, Value: []byte(value), Timestamp: old}
