@@ -10,23 +10,6 @@ import (
 	"kbroker/internal/config"
 )
 
-// isolated is the configuration of a broker that serves clients but never
-// fetches: a second listener, which no other broker has, is its
-// inter-broker listener, so it finds no endpoint of any leader to fetch
-// from.
-var isolated = config.Properties{
-	"listeners":                      "PLAINTEXT://127.0.0.1:0,ISOLATED://127.0.0.1:0",
-	"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,ISOLATED:PLAINTEXT",
-	"inter.broker.listener.name":     "ISOLATED",
-}
-
-// withIsolated is props with isolated's settings over them.
-func withIsolated(props config.Properties) config.Properties {
-	out := maps.Clone(props)
-	maps.Copy(out, isolated)
-	return out
-}
-
 // Broker epochs (KIP-903). Broker 3's last fetch waits at the leader for
 // new records (replica.fetch.wait.max.ms, long here) when broker 3 stops
 // cleanly, and the controller takes it out of the ISR. It comes back at
@@ -51,7 +34,7 @@ func TestParkedFetchOfAStoppedFollowerDoesNotTakeItsNextRunIntoTheISR(t *testing
 	}
 	stopped := time.Now()
 	eventually(t, "broker 3 out of the ISR", func() bool { return slices.Equal(isr(), []int32{1, 2}) })
-	tc.brokers[2] = brokertest.StartWith(t, withIsolated(props))
+	tc.brokers[2] = brokertest.StartWith(t, layered(props, brokertest.Isolated()))
 	if restart := time.Since(stopped); restart > fetchWait {
 		t.Logf("broker 3 took %v to stop and come back, longer than its fetch waits: this run shows nothing", restart)
 	}
@@ -61,4 +44,11 @@ func TestParkedFetchOfAStoppedFollowerDoesNotTakeItsNextRunIntoTheISR(t *testing
 	if got := isr(); !slices.Equal(got, []int32{1, 2}) {
 		t.Fatalf("ISR %v once the stopped run's fetch was answered, want [1 2]: broker 3's new run has fetched nothing", got)
 	}
+}
+
+// layered is props with over's settings over them.
+func layered(props, over config.Properties) config.Properties {
+	out := maps.Clone(props)
+	maps.Copy(out, over)
+	return out
 }
