@@ -38,8 +38,9 @@ type FetcherOptions struct {
 	HWCheckpointInterval time.Duration
 	// BrokerEpoch is the broker epoch of this broker's registration
 	// (cluster.Member.BrokerEpoch), sent in every Fetch so that the leader
-	// can tell this run's fetches from an earlier run's (KIP-903); nil or
-	// 0: unknown, sent as -1.
+	// can tell this run's fetches from an earlier run's (KIP-903); 0: not
+	// registered yet, and the fetchers wait (registered). nil: none, sent
+	// as -1.
 	BrokerEpoch func() int64
 }
 
@@ -343,9 +344,7 @@ func (f *Fetchers) fetchOnce(ft *fetcher, parts map[Key]*followed) bool {
 	req.ReplicaID = self
 	req.ReplicaState.ID, req.ReplicaState.Epoch = self, -1
 	if f.opts.BrokerEpoch != nil {
-		if e := f.opts.BrokerEpoch(); e > 0 {
-			req.ReplicaState.Epoch = e
-		}
+		req.ReplicaState.Epoch = f.opts.BrokerEpoch() // registered: run checked it
 	}
 	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = int32(f.opts.MaxWait/time.Millisecond), f.opts.MinBytes, f.opts.MaxBytes
 	req.SessionID, req.SessionEpoch = 0, -1 // a full fetch every time: no fetch session
