@@ -39,23 +39,19 @@ import (
 // interBroker is the inter-broker listener and the client options that
 // reach it on the other brokers.
 type interBroker struct {
-	listener string // upper-case listener name
-	protocol string // its security protocol here; the other brokers' must match
-	// unusable says why this broker cannot reach the others: the listener
-	// is not one of its own, so it has no settings for it. Kafka refuses
-	// to start so; kbroker's tests use it for a follower that never
-	// fetches, so it is an error at each use instead.
-	unusable error
+	listener string    // upper-case listener name
+	protocol string    // its security protocol here; the other brokers' must match
 	opts     []kgo.Opt // TLS and SASL; none for PLAINTEXT
 	log      *slog.Logger
 }
 
 // newInterBroker resolves the inter-broker listener and builds the options
-// of its clients. A configuration Kafka refuses (both listener keys set, a
-// SASL mechanism that is not enabled on the listener) and one kbroker
-// cannot serve (GSSAPI, missing credentials, unreadable key material) is a
-// startup error, for a broker in a cluster: a single broker never dials
-// another, and its listeners are free to be anything.
+// of its clients. A configuration Kafka refuses (both listener keys set, an
+// inter-broker listener this broker does not advertise, a SASL mechanism
+// that is not enabled on the listener) is a startup error; so is one
+// kbroker cannot serve (GSSAPI, missing credentials, unreadable key
+// material), for a broker in a cluster only: a single broker never dials
+// another.
 func (b *Broker) newInterBroker() (*interBroker, error) {
 	props := b.configs.BrokerProps(b.store.Snapshot())
 	ib := &interBroker{log: b.loggers.Logger("kbroker.interbroker")}
@@ -64,14 +60,17 @@ func (b *Broker) newInterBroker() (*interBroker, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkAdvertisesInterBroker(ib.listener, b.cfg.AdvertisedListeners); err != nil {
+		return nil, err
+	}
 	if _, single := b.member.(*cluster.Local); single {
 		return ib, nil
 	}
 	i := slices.IndexFunc(b.cfg.Listeners, func(l config.Listener) bool { return l.Name == ib.listener })
 	if i < 0 {
-		ib.unusable = fmt.Errorf("inter.broker.listener.name %s is not one of this broker's listeners", ib.listener)
-		ib.log.Error("this broker cannot reach the other brokers: "+ib.unusable.Error()+" (Kafka refuses to start so)", "listener", ib.listener)
-		return ib, nil
+		// Advertised but not bound here (Kafka refuses advertised names
+		// that are not among listeners): no settings to reach it with.
+		return nil, fmt.Errorf("inter.broker.listener.name %s is advertised but is not one of this broker's listeners", ib.listener)
 	}
 	ib.protocol = b.cfg.Listeners[i].SecurityProtocol
 	if ib.opts, err = interBrokerOptions(props, ib.listener, ib.protocol); err != nil {
@@ -100,6 +99,21 @@ func interBrokerListener(props config.Properties, listeners []config.Listener) (
 		return listeners[0].Name, nil
 	}
 	return name, nil
+}
+
+// checkAdvertisesInterBroker refuses an inter-broker listener that is not
+// among the advertised ones, with Kafka's message (KafkaConfig's
+// validateValues): the other brokers could never reach this one on it, nor
+// it them.
+func checkAdvertisesInterBroker(listener string, advertised []config.Listener) error {
+	var names []string
+	for _, l := range advertised {
+		if l.Name == listener {
+			return nil
+		}
+		names = append(names, l.Name)
+	}
+	return fmt.Errorf("inter.broker.listener.name must be a listener name defined in advertised.listeners. The valid options based on currently configured listeners are %s", strings.Join(names, ","))
 }
 
 // interBrokerOptions are the TLS and SASL options of a client of the
@@ -215,9 +229,6 @@ func (ib *interBroker) endpoint(snap *meta.Snapshot, id int32) (meta.Endpoint, e
 		ep, ok := br.Endpoint(ib.listener)
 		if !ok {
 			return ep, fmt.Errorf("broker %d has no %s listener, the inter-broker listener", id, ib.listener)
-		}
-		if ib.unusable != nil {
-			return ep, ib.unusable
 		}
 		if ep.Protocol != ib.protocol {
 			return ep, fmt.Errorf("broker %d's inter-broker listener %s is %s, this broker's is %s", id, ib.listener, ep.Protocol, ib.protocol)

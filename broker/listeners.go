@@ -91,15 +91,19 @@ func (b *Broker) connectionLimits(props config.Properties) wire.Limits {
 
 // protectedListener is the inter-broker listener, which Kafka exempts from
 // the broker-wide connection limits so that brokers can always reach each
-// other — only when there are other listeners to hold back instead.
+// other — only when there are other listeners to hold back instead. It is
+// the one the inter-broker clients use (interBrokerListener: named by
+// inter.broker.listener.name or by security.inter.broker.protocol);
+// settings that name none are refused at startup (newInterBroker).
 func (b *Broker) protectedListener(props config.Properties) string {
 	if len(b.cfg.Listeners) <= 1 {
 		return ""
 	}
-	if v := strings.TrimSpace(props["inter.broker.listener.name"]); v != "" {
-		return strings.ToUpper(v)
+	name, err := interBrokerListener(props, b.cfg.Listeners)
+	if err != nil {
+		return ""
 	}
-	return "PLAINTEXT"
+	return name
 }
 
 // dynamicListeners applies dynamic listener configs to the running server.

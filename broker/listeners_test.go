@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"kbroker/broker"
 	"kbroker/broker/brokertest"
 	"kbroker/internal/config"
 	"kbroker/internal/testkit"
@@ -252,5 +253,63 @@ func TestMaxConnectionsExemptsInterBrokerListener(t *testing.T) {
 	setBrokerConfig(t, adm, 1, "max.connections", nil)
 	if err := readAnswer(waiting, 5*time.Second); err != nil {
 		t.Fatalf("the held connection after the limit was removed: %v, want it served", err)
+	}
+}
+
+// With inter.broker.listener.name unset, security.inter.broker.protocol
+// names the inter-broker listener (the one named after the protocol), and
+// that is the listener max.connections does not hold, as in Kafka: here
+// SASL_PLAINTEXT, while PLAINTEXT is held like any other.
+func TestMaxConnectionsExemptsTheListenerNamedBySecurityInterBrokerProtocol(t *testing.T) {
+	b := brokertest.Start(t, config.Properties{
+		"listeners":               "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+		"sasl.enabled.mechanisms": "PLAIN",
+		"listener.name.sasl_plaintext.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required user_broker="broker-secret";`,
+		"security.inter.broker.protocol":                      "SASL_PLAINTEXT",
+		"max.connections":                                     "1",
+		// Only the broker-wide limit is under test.
+		"listener.name.plaintext.max.connections":      "100",
+		"listener.name.sasl_plaintext.max.connections": "100",
+	})
+	plaintext, interBroker := b.Addrs()[0], b.Addrs()[1]
+	holdServed(t, plaintext, 1)
+	held(t, plaintext)
+	if took := openAtOnce(t, interBroker, 5); took > 5*time.Second {
+		t.Fatalf("the inter-broker listener was held by max.connections: %v", took)
+	}
+}
+
+// Kafka refuses to start a broker whose inter-broker listener is not one
+// it advertises: the other brokers could not reach it there.
+func TestInterBrokerListenerNotAdvertisedFailsStartup(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		props config.Properties
+		want  string
+	}{
+		{"inter.broker.listener.name names no listener", config.Properties{"inter.broker.listener.name": "NOWHERE"},
+			"inter.broker.listener.name must be a listener name defined in advertised.listeners. The valid options based on currently configured listeners are PLAINTEXT,INTERNAL"},
+		{"a listener that is not advertised", config.Properties{"inter.broker.listener.name": "INTERNAL", "advertised.listeners": "PLAINTEXT://localhost:9092"},
+			"inter.broker.listener.name must be a listener name defined in advertised.listeners. The valid options based on currently configured listeners are PLAINTEXT"},
+		{"security.inter.broker.protocol names no listener", config.Properties{"security.inter.broker.protocol": "SSL"},
+			"inter.broker.listener.name must be a listener name defined in advertised.listeners. The valid options based on currently configured listeners are PLAINTEXT,INTERNAL"},
+	} {
+		props := config.Properties{
+			"listeners":                      "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
+			"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
+			"log.dirs":                       t.TempDir(),
+		}
+		for k, v := range c.props {
+			props[k] = v
+		}
+		b, err := broker.New(props)
+		if err == nil {
+			if err = b.Start(); err == nil {
+				b.Close()
+			}
+		}
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: start error %v, want %q", c.name, err, c.want)
+		}
 	}
 }

@@ -40,6 +40,9 @@ func (b *Broker) startReplication(parts *replica.Partitions) {
 
 		HWCheckpointInterval: time.Duration(num("replica.high.watermark.checkpoint.interval.ms")) * time.Millisecond,
 	}
+	if m, ok := b.member.(*cluster.Member); ok {
+		opts.BrokerEpoch = m.BrokerEpoch
+	}
 	b.deleteStrayReplicas(parts)
 	// The fetchers share the transaction markers' inter-broker clients:
 	// kgo sends fetches on a connection of their own, so a long-polling

@@ -47,3 +47,19 @@ func StartWith(t testing.TB, props config.Properties, opts ...broker.Option) *br
 	})
 	return b
 }
+
+// Isolated is the configuration of a cluster broker that serves clients
+// but never fetches as a follower: its inter-broker listener is a second
+// listener of its own, which no other broker has, so it finds no endpoint
+// of any leader to fetch from (the other brokers still reach it on
+// PLAINTEXT). Layer it over a broker's props.
+func Isolated() config.Properties {
+	return config.Properties{
+		"listeners":                      "PLAINTEXT://127.0.0.1:0," + IsolatedListener + "://127.0.0.1:0",
+		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT," + IsolatedListener + ":PLAINTEXT",
+		"inter.broker.listener.name":     IsolatedListener,
+	}
+}
+
+// IsolatedListener is the name of Isolated's inter-broker listener.
+const IsolatedListener = "ISOLATED"

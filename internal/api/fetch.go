@@ -90,13 +90,14 @@ func (s *Server) countReplicated(r *wire.Request, resp *kmsg.FetchResponse) {
 	s.Logs.CountReplicationBytesOut(n)
 }
 
-// fetchReplicaID is the broker a follower's fetch comes from: replica_id
-// before v15, replica_state's id since.
-func fetchReplicaID(req *kmsg.FetchRequest) int32 {
+// fetchReplicaState is the broker a follower's fetch comes from, with its
+// broker epoch: replica_id before v15 (epoch -1, unknown), replica_state
+// since (KIP-903).
+func fetchReplicaState(req *kmsg.FetchRequest) replica.ReplicaState {
 	if req.Version >= 15 {
-		return req.ReplicaState.ID
+		return replica.ReplicaState{ID: req.ReplicaState.ID, BrokerEpoch: req.ReplicaState.Epoch}
 	}
-	return req.ReplicaID
+	return replica.ReplicaState{ID: req.ReplicaID, BrokerEpoch: -1}
 }
 
 // fetchMaxBytes is the request's response limit (max_bytes, v3+).
@@ -236,7 +237,7 @@ func (s *Server) fetchPartition(r *wire.Request, budget *replica.FetchRead, pt *
 	// memory the second time. Followers copy from files as consumers do.
 	budget.FromFiles = sendsFiles && r.RecordFiles.Len(rt.Topic, rt.TopicID, rp.Partition) == 0
 	if fromReplica {
-		f, err := budget.Follower(pt, fetchReplicaID(req), rp.CurrentLeaderEpoch, rp.FetchOffset, rp.LogStartOffset, rp.PartitionMaxBytes)
+		f, err := budget.Follower(pt, fetchReplicaState(req), rp.CurrentLeaderEpoch, rp.FetchOffset, rp.LogStartOffset, rp.PartitionMaxBytes)
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = f.HighWatermark, f.LastStableOffset, f.LogStartOffset
 		sp.RecordBatches = f.Records
 		if f.File.Len() > 0 {

@@ -322,7 +322,8 @@ func TestInternalTopicsAreClampedToTheLiveBrokers(t *testing.T) {
 
 // An offset commit is acknowledged only once the in-sync replicas of its
 // `__consumer_offsets` partition hold it (acks=-1): while a follower that
-// cannot fetch (broker 3 names an inter-broker listener no broker has) is
+// cannot fetch (broker 3's inter-broker listener is one no other broker
+// has: brokertest.Isolated) is
 // still in the ISR, a commit waits offsets.commit.timeout.ms and gets
 // COORDINATOR_NOT_AVAILABLE, as Kafka maps a timed-out append; once
 // replica.lag.time.max.ms has taken the follower out of the ISR, commits
@@ -332,7 +333,7 @@ func TestOffsetCommitWaitsForTheInSyncReplicas(t *testing.T) {
 		"offsets.topic.num.partitions": "3",
 		"offsets.commit.timeout.ms":    "1000",
 		"replica.lag.time.max.ms":      "6000",
-	}, map[int32]config.Properties{3: {"inter.broker.listener.name": "NOWHERE"}})
+	}, map[int32]config.Properties{3: brokertest.Isolated()})
 	createTopicWith(t, tc, "tracked", 1, 1, nil)
 	// A group whose coordinator has broker 3 as a follower, not as leader.
 	groupID, coord := "", int32(0)

@@ -50,6 +50,8 @@ type Member struct {
 	// out of every ISR and ELR. A registration written again after a lost
 	// lease keeps the mark until then, or the controller would never prune.
 	uncleanPending atomic.Bool
+	// epoch is the broker epoch of the latest registration written.
+	epoch atomic.Int64
 
 	cancel  context.CancelFunc
 	stopped chan struct{}
@@ -127,11 +129,7 @@ func (m *Member) setController(id int32, rev int64) {
 func (m *Member) Join(ctx context.Context, reg meta.Broker) error {
 	m.reg = reg
 	m.uncleanPending.Store(reg.UncleanShutdown)
-	value, err := m.registration()
-	if err != nil {
-		return err
-	}
-	session, err := m.register(ctx, reg.ID, value)
+	session, err := m.register(ctx, reg.ID, m.registration())
 	if err != nil {
 		return err
 	}
@@ -166,7 +164,7 @@ var ErrDuplicateBroker = errors.New("cluster: node.id already registered by a li
 
 // register takes a new lease, writes the registration under it, and waits
 // for the store to see it.
-func (m *Member) register(ctx context.Context, id int32, value []byte) (*concurrency.Session, error) {
+func (m *Member) register(ctx context.Context, id int32, reg meta.Broker) (*concurrency.Session, error) {
 	cctx, cancel := context.WithTimeout(ctx, m.timeout)
 	defer cancel()
 	grant, err := m.cli.Grant(cctx, int64(m.ttl))
@@ -179,7 +177,7 @@ func (m *Member) register(ctx context.Context, id int32, value []byte) (*concurr
 	if err != nil {
 		return nil, fmt.Errorf("cluster: keeping the registration lease alive: %w", err)
 	}
-	rev, err := m.claim(ctx, id, value, grant.ID)
+	rev, err := m.claim(ctx, id, reg, grant.ID)
 	if err == nil {
 		wctx, cancel := context.WithTimeout(ctx, m.timeout)
 		err = m.store.WaitFor(wctx, rev)
@@ -192,7 +190,7 @@ func (m *Member) register(ctx context.Context, id int32, value []byte) (*concurr
 		m.revoke(session)
 		return nil, err
 	}
-	m.log.Info("registered in the cluster", "node.id", id, "lease", fmt.Sprintf("%x", grant.ID), "ttl", m.ttl)
+	m.log.Info("registered in the cluster", "node.id", id, "broker.epoch", m.epoch.Load(), "lease", fmt.Sprintf("%x", grant.ID), "ttl", m.ttl)
 	return session, nil
 }
 
@@ -203,25 +201,43 @@ func (m *Member) register(ctx context.Context, id int32, value []byte) (*concurr
 // that crashed lives on until its lease expires, so the id's holder gets one
 // lease TTL to vanish: a restarted broker waits out its former self, while
 // a live holder keeps its lease alive and the newcomer fails.
-func (m *Member) claim(ctx context.Context, id int32, value []byte, lease clientv3.LeaseID) (int64, error) {
+//
+// The registration written carries its broker epoch (meta.Broker.Epoch):
+// one past the revision of the read that found the id unregistered. A
+// previous registration of the id was created, and deleted, at or before
+// that revision, so every registration's epoch is larger than the one
+// before, and at most its own create revision.
+func (m *Member) claim(ctx context.Context, id int32, reg meta.Broker, lease clientv3.LeaseID) (int64, error) {
 	key := m.prefix + meta.BrokerKey(id)
 	var deadline time.Time
 	for {
 		cctx, cancel := context.WithTimeout(ctx, m.timeout)
-		resp, err := m.cli.Txn(cctx).
-			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-			Then(clientv3.OpPut(key, string(value), clientv3.WithLease(lease))).
-			Else(clientv3.OpGet(key)).Commit()
+		got, err := m.cli.Get(cctx, key)
 		cancel()
 		if err != nil {
 			return 0, fmt.Errorf("cluster: registering broker %d: %w: %v", id, meta.ErrUnavailable, err)
 		}
-		if resp.Succeeded {
-			return resp.Header.Revision, nil
-		}
-		kvs := resp.Responses[0].GetResponseRange().Kvs
+		kvs := got.Kvs
 		if len(kvs) == 0 {
-			continue // gone between the compare and the read
+			reg.Epoch = got.Header.Revision + 1
+			value, err := json.Marshal(reg)
+			if err != nil {
+				return 0, err
+			}
+			cctx, cancel := context.WithTimeout(ctx, m.timeout)
+			resp, err := m.cli.Txn(cctx).
+				If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+				Then(clientv3.OpPut(key, string(value), clientv3.WithLease(lease))).
+				Commit()
+			cancel()
+			if err != nil {
+				return 0, fmt.Errorf("cluster: registering broker %d: %w: %v", id, meta.ErrUnavailable, err)
+			}
+			if resp.Succeeded {
+				m.epoch.Store(reg.Epoch)
+				return resp.Header.Revision, nil
+			}
+			continue // registered by another between the read and the write: read it
 		}
 		if deadline.IsZero() {
 			deadline = time.Now().Add(m.holderTTL(ctx, clientv3.LeaseID(kvs[0].Lease)) + 500*time.Millisecond)
@@ -281,11 +297,9 @@ func (m *Member) keep(ctx context.Context, session *concurrency.Session, id int3
 		}
 		m.log.Warn("registration lease lost; registering again", "node.id", id)
 		for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
-			value, err := m.registration()
-			if err == nil {
-				if session, err = m.register(ctx, id, value); err == nil {
-					break
-				}
+			var err error
+			if session, err = m.register(ctx, id, m.registration()); err == nil {
+				break
 			}
 			m.log.Warn("registering again failed; retrying", "node.id", id, "err", err)
 			select {
@@ -297,15 +311,20 @@ func (m *Member) keep(ctx context.Context, session *concurrency.Session, id int3
 	}
 }
 
-// registration is the value to write at brokers/<id>: Join's
-// registration with the marks that hold now, so that one written again
-// after a lost lease says what the lost one said.
-func (m *Member) registration() ([]byte, error) {
+// registration is the registration to write at brokers/<id> (claim sets
+// its epoch): Join's with the marks that hold now, so that one written
+// again after a lost lease says what the lost one said.
+func (m *Member) registration() meta.Broker {
 	reg := m.reg
 	reg.InControlledShutdown = reg.InControlledShutdown || m.shuttingDown.Load()
 	reg.UncleanShutdown = m.uncleanPending.Load()
-	return json.Marshal(reg)
+	return reg
 }
+
+// BrokerEpoch is the broker epoch of this broker's latest registration
+// (meta.Broker.Epoch), which its replica fetchers send in each Fetch
+// (ReplicaState.ReplicaEpoch); 0 before Join.
+func (m *Member) BrokerEpoch() int64 { return m.epoch.Load() }
 
 // campaign enters the election on session's lease and stays in it until ctx
 // ends. Who won is learned by observe, not here: a campaign whose key

@@ -276,7 +276,7 @@ func TestEligibleLeaderReplicasKeepAcknowledgedRecordsAsBrokersDieInTurn(t *test
 // replica.lag.time.max.ms) below min.insync.replicas puts the follower in
 // the ELR, as Kafka's controller does with the leader's AlterPartition.
 func TestLeaderShrinkBelowMinISRFillsTheELR(t *testing.T) {
-	tc := startCluster(t, 3, config.Properties{"replica.lag.time.max.ms": "1000"}, map[int32]config.Properties{3: {"inter.broker.listener.name": "NOWHERE"}})
+	tc := startCluster(t, 3, config.Properties{"replica.lag.time.max.ms": "1000"}, map[int32]config.Properties{3: brokertest.Isolated()})
 	createAssignedTopic(t, tc, "shrunk", []int32{1, 2, 3}, map[string]string{"min.insync.replicas": "3"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

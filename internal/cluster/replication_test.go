@@ -364,13 +364,13 @@ func TestLeaderLossElectsFromISRAndTheOldLeaderRejoins(t *testing.T) {
 	})
 }
 
-// A follower that is live but cannot fetch (broker 3 names an inter-broker
-// listener no broker has) holds the high watermark, and with it acks=all,
+// A follower that is live but cannot fetch (broker 3's inter-broker
+// listener is one no other broker has: brokertest.Isolated) holds the high watermark, and with it acks=all,
 // only until replica.lag.time.max.ms passes: the leader then takes it out
 // of the ISR, the waiting produce is acknowledged by the two replicas
 // left, and the follower stays a replica, out of sync.
 func TestLaggingFollowerLeavesTheISR(t *testing.T) {
-	tc := startCluster(t, 3, config.Properties{"replica.lag.time.max.ms": "1000"}, map[int32]config.Properties{3: {"inter.broker.listener.name": "NOWHERE"}})
+	tc := startCluster(t, 3, config.Properties{"replica.lag.time.max.ms": "1000"}, map[int32]config.Properties{3: brokertest.Isolated()})
 	createAssignedTopic(t, tc, "laggy", []int32{1, 2, 3}, nil)
 	cl := newProducer(t, tc)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -402,7 +402,7 @@ func TestLaggingFollowerLeavesTheISR(t *testing.T) {
 // (OffsetForLeaderEpoch), truncates its own records and copies the new
 // leader's: both logs end identical.
 func TestReturningLeaderTruncatesWhatTheNewLeaderNeverHad(t *testing.T) {
-	tc := startCluster(t, 2, config.Properties{"replica.lag.time.max.ms": "1000"}, map[int32]config.Properties{2: {"inter.broker.listener.name": "NOWHERE"}})
+	tc := startCluster(t, 2, config.Properties{"replica.lag.time.max.ms": "1000"}, map[int32]config.Properties{2: brokertest.Isolated()})
 	createAssignedTopic(t, tc, "diverge", []int32{1, 2}, map[string]string{"unclean.leader.election.enable": "true"})
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kbroker/broker/brokertest"
 	"kbroker/internal/config"
 )
 
@@ -42,7 +43,7 @@ func highWatermark(t *testing.T, addr, topic string, partition int32) int64 {
 // watermark passes the marker.
 func TestTxnMarkerIsAcknowledgedOnceTheInSyncReplicasHoldIt(t *testing.T) {
 	tc := startCluster(t, 3, config.Properties{"replica.lag.time.max.ms": "3000"},
-		map[int32]config.Properties{3: {"inter.broker.listener.name": "NOWHERE"}})
+		map[int32]config.Properties{3: brokertest.Isolated()})
 	createAssignedTopic(t, tc, "marked", []int32{1, 2, 3}, nil)
 
 	wm := kmsg.NewPtrWriteTxnMarkersRequest()

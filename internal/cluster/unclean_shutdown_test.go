@@ -21,8 +21,9 @@ import (
 // (SIGTERM) and comes back: it stays in the ELR. It is then killed
 // (kill -9, no clean-shutdown marker) and comes back: it may have lost
 // records it had not flushed, and the controller takes it out of the ELR.
-// Broker 3 comes back unable to fetch (its inter-broker listener names no
-// listener), so it cannot rejoin the ISR and leave the ELR that way.
+// Broker 3 comes back unable to fetch (its inter-broker listener is one no
+// other broker has), so it cannot rejoin the ISR and leave the ELR that
+// way.
 func TestUncleanShutdownTakesTheReplicaOutOfTheELR(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the kbroker binary")
@@ -55,7 +56,7 @@ func TestUncleanShutdownTakesTheReplicaOutOfTheELR(t *testing.T) {
 
 	restartUnfetching := func() {
 		t.Helper()
-		brokers[3].Props["inter.broker.listener.name"] = "NOWHERE"
+		brokers[3].Isolated = true
 		procs[3] = brokers[3].Start(t)
 		eventually(t, "broker 3 registered again", func() bool { return len(metadata(t, addr).Brokers) == 3 })
 	}
@@ -68,11 +69,10 @@ func TestUncleanShutdownTakesTheReplicaOutOfTheELR(t *testing.T) {
 
 	procs[3].Stop(t, syscall.SIGTERM, 30*time.Second)
 	eventually(t, "broker 3 out of the ISR, into the ELR", inELR([]int32{3}))
-	// The leader still holds the last fetch of the stopped broker, parked
-	// for up to replica.fetch.wait.max.ms (500 ms); answered once the
-	// broker is registered again, it would take it back into the ISR (a
-	// fetch carries no broker epoch here to tell the two runs apart).
-	time.Sleep(time.Second)
+	// The leader may still hold the last fetch of the stopped broker,
+	// parked for up to replica.fetch.wait.max.ms; answered once the broker
+	// is registered again, it does not take it back into the ISR: it
+	// carries the broker epoch of the stopped run.
 	restartUnfetching()
 	// A clean registration changes nothing; give the controller time to
 	// act on it all the same.

@@ -415,12 +415,12 @@ func TestReassignmentMovesTheDataAndCompletes(t *testing.T) {
 }
 
 // A reassignment whose new replica cannot catch up (broker 3 reaches no
-// leader: its inter-broker listener exists nowhere) stays in progress and
+// leader: its inter-broker listener is one no other broker has) stays in progress and
 // is listed with its adding and removing replicas; cancelling it (null
 // replicas) restores the replicas it started from, and a second cancel is
 // NO_REASSIGNMENT_IN_PROGRESS.
 func TestReassignmentInProgressIsListedAndCancelled(t *testing.T) {
-	tc := startCluster(t, 3, nil, map[int32]config.Properties{3: {"inter.broker.listener.name": "NOWHERE"}})
+	tc := startCluster(t, 3, nil, map[int32]config.Properties{3: brokertest.Isolated()})
 	tc.createTopic(t, "stuck", nil, []int32{1, 2})
 	ctx := testkit.Context(t, 60*time.Second)
 	adm := tc.admin(t, 1)

@@ -39,6 +39,16 @@ type Broker struct {
 	// epoch of its registration) and cleared this mark, it neither leads
 	// nor counts as in sync or as an eligible leader replica.
 	UncleanShutdown bool `json:"unclean_shutdown,omitempty"`
+	// Epoch is the broker epoch of this registration (Kafka's
+	// BrokerRegistration.epoch, KIP-903): it differs for every
+	// registration of the id and grows with each, so a fetch made by an
+	// earlier run of the broker can be told from one made by this run. In
+	// a cluster it is one past the etcd revision at which the id was seen
+	// unregistered just before the registration was written
+	// (internal/cluster), so at most the key's create revision; with
+	// bbolt, one past the previous registration's. 0: not known (a
+	// registration written by a kbroker without broker epochs).
+	Epoch int64 `json:"epoch,omitempty"`
 }
 
 // Endpoint is one advertised listener.
@@ -110,12 +120,20 @@ func (e Event) ChangedBrokers() bool { return len(e.delta().Brokers) > 0 }
 
 // RegisterLocalBroker makes b the only live broker, for the single-broker
 // (bbolt) mode: registrations of earlier runs under another node.id are
-// removed, since no other broker shares this store.
+// removed, since no other broker shares this store. The registration gets
+// the broker epoch one past the previous one of its id (b.Epoch is
+// ignored).
 func (s *Store) RegisterLocalBroker(ctx context.Context, b Broker) error {
 	return s.Update(ctx, func(tx Tx) error {
-		for k := range tx.List(prefixBrokers) {
+		b.Epoch = 1
+		for k, raw := range tx.List(prefixBrokers) {
 			if k != BrokerKey(b.ID) {
 				tx.Delete(k)
+				continue
+			}
+			var prev Broker
+			if json.Unmarshal(raw, &prev) == nil {
+				b.Epoch = prev.Epoch + 1
 			}
 		}
 		putJSON(tx, BrokerKey(b.ID), b)

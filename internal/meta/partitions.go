@@ -167,9 +167,11 @@ var (
 	// not exist.
 	ErrUnknownPartition = errors.New("meta: unknown partition")
 	// ErrIneligibleReplica: the change adds to the ISR a broker that is
-	// not live or is in controlled shutdown (INELIGIBLE_REPLICA), as
-	// Kafka's controller refuses such an AlterPartition (KIP-903).
-	ErrIneligibleReplica = errors.New("meta: a replica added to the ISR is not live or is shutting down")
+	// not live, is in controlled shutdown, is still fenced after an
+	// unclean shutdown, or has registered again since the proposer saw
+	// it fetch (a stale broker epoch): INELIGIBLE_REPLICA, as Kafka's
+	// controller refuses such an AlterPartition (KIP-903).
+	ErrIneligibleReplica = errors.New("meta: a replica added to the ISR is not eligible")
 )
 
 // AlterPartition replaces the state of partition p of topic (whose id must
@@ -185,10 +187,22 @@ var (
 // progress), and a completion that keeps the replicas (one that only
 // added replicas) ends the reassignment by clearing them.
 func (s *Store) AlterPartition(ctx context.Context, topic string, id TopicID, p int32, expected, next PartitionRecord) (PartitionRecord, error) {
+	return s.AlterPartitionWithEpochs(ctx, topic, id, p, expected, next, nil)
+}
+
+// AlterPartitionWithEpochs is AlterPartition for a leader's ISR change,
+// which names with each replica it adds the broker epoch of the fetches
+// that made it eligible (Kafka's AlterPartition v3+ NewIsrWithEpochs): the
+// change is refused with ErrIneligibleReplica if that replica's broker
+// has registered again since, so a fetch of an earlier run of the broker
+// (parked at the leader while the broker restarted) never takes the new
+// run into the ISR. A replica without an epoch in brokerEpochs, or with
+// -1, is not checked for one, as Kafka skips the check for -1.
+func (s *Store) AlterPartitionWithEpochs(ctx context.Context, topic string, id TopicID, p int32, expected, next PartitionRecord, brokerEpochs map[int32]int64) (PartitionRecord, error) {
 	var written PartitionRecord
 	err := s.Update(ctx, func(tx Tx) error {
 		var err error
-		written, err = alterPartitionTx(tx, topic, id, p, expected, next)
+		written, err = alterPartitionTx(tx, topic, id, p, expected, next, brokerEpochs)
 		return err
 	})
 	if err != nil {
@@ -198,7 +212,7 @@ func (s *Store) AlterPartition(ctx context.Context, topic string, id TopicID, p 
 }
 
 // alterPartitionTx is AlterPartition's compare and write inside tx.
-func alterPartitionTx(tx Tx, topic string, id TopicID, p int32, expected, next PartitionRecord) (PartitionRecord, error) {
+func alterPartitionTx(tx Tx, topic string, id TopicID, p int32, expected, next PartitionRecord, brokerEpochs map[int32]int64) (PartitionRecord, error) {
 	raw, ok := tx.Get(topicKey(topic))
 	if !ok {
 		return PartitionRecord{}, fmt.Errorf("%w: %s-%d", ErrUnknownPartition, topic, p)
@@ -226,7 +240,7 @@ func alterPartitionTx(tx Tx, topic string, id TopicID, p int32, expected, next P
 	case cur.PartitionEpoch != expected.PartitionEpoch:
 		return PartitionRecord{}, fmt.Errorf("%w: %s-%d is at partition epoch %d, not %d", ErrPartitionChanged, topic, p, cur.PartitionEpoch, expected.PartitionEpoch)
 	}
-	if err := checkISRAdditions(tx, cur, next); err != nil {
+	if err := checkISRAdditions(tx, cur, next, brokerEpochs); err != nil {
 		return PartitionRecord{}, fmt.Errorf("%w (%s-%d)", err, topic, p)
 	}
 	written := next
@@ -238,15 +252,21 @@ func alterPartitionTx(tx Tx, topic string, id TopicID, p int32, expected, next P
 	return written, nil
 }
 
-// checkISRAdditions refuses a change that adds to the ISR a broker whose
-// registration is gone or in controlled shutdown. A follower that is
-// stopping may still fetch, caught up, after the controller took it out of
-// the ISR; let back in, it would stay there once gone, and a later
-// election would count it among the replicas holding every committed
-// record (or put it in the ELR) when it holds none written since. The
-// registration is read inside the transaction, so on etcd the write fails
-// if the broker's state changes under it.
-func checkISRAdditions(tx Tx, cur, next PartitionRecord) error {
+// checkISRAdditions refuses a change that adds to the ISR a broker that is
+// not eligible (Kafka's ReplicationControlManager.ineligibleReplicasForIsr):
+// its registration is gone, or in controlled shutdown, or still marked
+// UncleanShutdown (Kafka keeps such a broker fenced until its registration
+// is processed, and the controller would take it out again at once), or
+// of another broker epoch than the one brokerEpochs names for it. A
+// follower that is stopping may still fetch, caught up, after the
+// controller took it out of the ISR; let back in, it would stay there once
+// gone, and a later election would count it among the replicas holding
+// every committed record (or put it in the ELR) when it holds none written
+// since. The registration is read inside the transaction, so on etcd the
+// write fails if the broker's state changes under it. Only additions are
+// checked: a replica already in the ISR is taken out by the controller
+// when it stops, and the check must not hold up a shrink.
+func checkISRAdditions(tx Tx, cur, next PartitionRecord, brokerEpochs map[int32]int64) error {
 	for _, id := range next.ISR {
 		if slices.Contains(cur.ISR, id) {
 			continue
@@ -259,11 +279,31 @@ func checkISRAdditions(tx Tx, cur, next PartitionRecord) error {
 		if err := json.Unmarshal(raw, &b); err != nil {
 			return err
 		}
-		if b.InControlledShutdown {
-			return fmt.Errorf("%w: broker %d is in controlled shutdown", ErrIneligibleReplica, id)
+		if why := b.ineligibility(brokerEpochs[id]); why != "" {
+			return fmt.Errorf("%w: broker %d %s", ErrIneligibleReplica, id, why)
 		}
 	}
 	return nil
+}
+
+// MayJoinISR reports whether the broker of this registration may be added
+// to an ISR on the strength of fetches made with fetchEpoch (its broker
+// epoch as its fetches said; -1 or 0: unknown, not checked). The leader
+// asks before proposing, the store's AlterPartitionWithEpochs again when
+// writing.
+func (b *Broker) MayJoinISR(fetchEpoch int64) bool { return b.ineligibility(fetchEpoch) == "" }
+
+// ineligibility says why the broker may not join an ISR ("": it may).
+func (b *Broker) ineligibility(fetchEpoch int64) string {
+	switch {
+	case b.InControlledShutdown:
+		return "is in controlled shutdown"
+	case b.UncleanShutdown:
+		return "is fenced until the controller has processed its unclean shutdown"
+	case fetchEpoch > 0 && b.Epoch > 0 && fetchEpoch != b.Epoch:
+		return fmt.Sprintf("has registered again: broker epoch mismatch: requested=%d VS expected=%d", fetchEpoch, b.Epoch)
+	}
+	return ""
 }
 
 // PartitionChange is one compare-and-swap of AlterPartitions.
@@ -284,7 +324,7 @@ func (s *Store) AlterPartitions(ctx context.Context, changes []PartitionChange) 
 	errs := make([]error, len(changes))
 	err := s.Update(ctx, func(tx Tx) error {
 		for i, c := range changes {
-			_, errs[i] = alterPartitionTx(tx, c.Topic, c.ID, c.Partition, c.Expected, c.Next)
+			_, errs[i] = alterPartitionTx(tx, c.Topic, c.ID, c.Partition, c.Expected, c.Next, nil)
 		}
 		return nil
 	})

@@ -168,11 +168,71 @@ func TestAlterPartitionRefusesAnIneligibleReplicaInTheISR(t *testing.T) {
 			if _, err := s.AlterPartition(ctx, "t", topic.ID, 0, cur, back); !errors.Is(err, ErrIneligibleReplica) {
 				t.Errorf("adding broker 3, in controlled shutdown: %v, want ErrIneligibleReplica", err)
 			}
+			if err := s.RegisterLocalBroker(ctx, Broker{ID: 3, UncleanShutdown: true}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.AlterPartition(ctx, "t", topic.ID, 0, cur, back); !errors.Is(err, ErrIneligibleReplica) {
+				t.Errorf("adding broker 3, fenced after an unclean shutdown: %v, want ErrIneligibleReplica", err)
+			}
 			if err := s.RegisterLocalBroker(ctx, Broker{ID: 3}); err != nil {
 				t.Fatal(err)
 			}
 			if got, err := s.AlterPartition(ctx, "t", topic.ID, 0, cur, back); err != nil || !slices.Equal(got.ISR, []int32{1, 2, 3}) {
 				t.Errorf("adding broker 3, live: %+v %v", got, err)
+			}
+		})
+	}
+}
+
+// A leader's ISR addition names the broker epoch the follower fetched with
+// (KIP-903): one of an earlier registration of the broker is refused
+// (INELIGIBLE_REPLICA), so a fetch of a broker's previous run never takes
+// its next run into the ISR; -1 (a fetch before v15) is not checked.
+func TestAlterPartitionRefusesAStaleBrokerEpoch(t *testing.T) {
+	for _, cb := range conformanceBackends(t) {
+		t.Run(cb.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := Open(cb.open(t), slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			topic, err := s.CreateTopic(ctx, Topic{Name: "t", Partitions: 1, ReplicationFactor: 2, Replicas: [][]int32{{1, 2}}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cur := s.Snapshot().Partition(topic, 0)
+			shrunk := cur
+			shrunk.ISR = []int32{1}
+			if cur, err = s.AlterPartition(ctx, "t", topic.ID, 0, cur, shrunk); err != nil {
+				t.Fatal(err)
+			}
+			back := cur
+			back.ISR = []int32{1, 2}
+			if err := s.RegisterLocalBroker(ctx, Broker{ID: 2}); err != nil {
+				t.Fatal(err)
+			}
+			first := s.Snapshot().LiveBrokers()[2].Epoch
+			if err := s.RegisterLocalBroker(ctx, Broker{ID: 2}); err != nil {
+				t.Fatal(err)
+			}
+			second := s.Snapshot().LiveBrokers()[2].Epoch
+			if first <= 0 || second <= first {
+				t.Fatalf("broker epochs of two registrations: %d then %d, want growing and positive", first, second)
+			}
+			if _, err := s.AlterPartitionWithEpochs(ctx, "t", topic.ID, 0, cur, back, map[int32]int64{2: first}); !errors.Is(err, ErrIneligibleReplica) {
+				t.Errorf("adding broker 2 with the epoch of its previous registration: %v, want ErrIneligibleReplica", err)
+			}
+			if got, err := s.AlterPartitionWithEpochs(ctx, "t", topic.ID, 0, cur, back, map[int32]int64{2: second}); err != nil || !slices.Equal(got.ISR, []int32{1, 2}) {
+				t.Errorf("adding broker 2 with its current epoch: %+v %v", got, err)
+			}
+			unchecked := back
+			unchecked.ISR = []int32{1}
+			if cur, err = s.AlterPartition(ctx, "t", topic.ID, 0, s.Snapshot().Partition(topic, 0), unchecked); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.AlterPartitionWithEpochs(ctx, "t", topic.ID, 0, cur, back, map[int32]int64{2: -1}); err != nil {
+				t.Errorf("adding broker 2 with no epoch (-1): %v", err)
 			}
 		})
 	}

@@ -68,16 +68,16 @@ func (f *FetchRead) Partition(pt *Partition, leaderEpoch int32, offset int64, pa
 	return fetched, err
 }
 
-// Follower reads pt for the follower replicaID (Partition.FollowerFetch)
+// Follower reads pt for the follower from (Partition.FollowerFetch)
 // within partitionMax and the answer's budget; logStart is the follower's
 // log start offset from its request (-1: not sent). With FromFiles, it is
 // read from its segment files as a consumer's read is.
-func (f *FetchRead) Follower(pt *Partition, replicaID, leaderEpoch int32, offset, logStart int64, partitionMax int32) (Fetched, error) {
+func (f *FetchRead) Follower(pt *Partition, from ReplicaState, leaderEpoch int32, offset, logStart int64, partitionMax int32) (Fetched, error) {
 	if f.watch {
 		f.keys = append(f.keys, pt.Key)
 	}
 	limit := min(partitionMax, f.maxBytes-f.total)
-	fetched, err := pt.followerFetch(replicaID, leaderEpoch, offset, logStart, max(limit, 0), f.total == 0, f.FromFiles)
+	fetched, err := pt.followerFetch(from, leaderEpoch, offset, logStart, max(limit, 0), f.total == 0, f.FromFiles)
 	f.total += int32(fetched.Len())
 	return fetched, err
 }

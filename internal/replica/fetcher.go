@@ -36,6 +36,12 @@ type FetcherOptions struct {
 	// how often the high watermarks are written to each log directory's
 	// replication-offset-checkpoint (hw_checkpoint.go); 0 writes none.
 	HWCheckpointInterval time.Duration
+	// BrokerEpoch is the broker epoch of this broker's registration
+	// (cluster.Member.BrokerEpoch), sent in every Fetch so that the leader
+	// can tell this run's fetches from an earlier run's (KIP-903); 0: not
+	// registered yet, and the fetchers wait (registered). nil: none, sent
+	// as -1.
+	BrokerEpoch func() int64
 }
 
 // LeaderClient returns a client of broker id at its inter-broker endpoint.
@@ -239,6 +245,13 @@ func (f *Fetchers) run(ft *fetcher) {
 			}
 			continue
 		}
+		if !f.registered() {
+			select {
+			case <-f.ctx.Done():
+			case <-time.After(leaderBehindBackoff):
+			}
+			continue
+		}
 		ft.leaderBehind = false
 		checked := f.truncate(ft, parts)
 		if checked && ft.leaderBehind {
@@ -268,6 +281,16 @@ func (f *Fetchers) run(ft *fetcher) {
 			}
 		}
 	}
+}
+
+// registered reports whether this broker has a broker epoch to send, or
+// needs none (no BrokerEpoch: tests of the fetcher alone). Until it has
+// registered it does not fetch, as Kafka's replica fetchers start only
+// once the broker is registered: a fetch sent with no epoch could be taken
+// for one of the previous run, whose registration stays live until its
+// lease expires, and take this run into an ISR on the strength of it.
+func (f *Fetchers) registered() bool {
+	return f.opts.BrokerEpoch == nil || f.opts.BrokerEpoch() > 0
 }
 
 // leaderBehindBackoff is the pause before asking again a leader that
@@ -320,6 +343,9 @@ func (f *Fetchers) fetchOnce(ft *fetcher, parts map[Key]*followed) bool {
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = self
 	req.ReplicaState.ID, req.ReplicaState.Epoch = self, -1
+	if f.opts.BrokerEpoch != nil {
+		req.ReplicaState.Epoch = f.opts.BrokerEpoch() // registered: run checked it
+	}
 	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = int32(f.opts.MaxWait/time.Millisecond), f.opts.MinBytes, f.opts.MaxBytes
 	req.SessionID, req.SessionEpoch = 0, -1 // a full fetch every time: no fetch session
 	byTopic := map[meta.TopicID]int{}

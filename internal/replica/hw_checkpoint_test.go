@@ -84,7 +84,7 @@ func TestRestartedReplicaStartsItsHighWatermarkFromTheCheckpoint(t *testing.T) {
 	}
 	appendRecords(t, pt, 3)
 	for _, follower := range []int32{2, 3} {
-		if _, err := pt.FollowerFetch(follower, 0, 2, -1, 1<<20, true); err != nil {
+		if _, err := pt.FollowerFetch(ReplicaState{ID: follower, BrokerEpoch: -1}, 0, 2, -1, 1<<20, true); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -76,6 +76,11 @@ type followerState struct {
 	// (-1: unknown), from which the leader's low watermark is computed
 	// (delete_records.go).
 	logStart int64
+	// brokerEpoch is the broker epoch its last fetch carried (KIP-903; -1:
+	// none sent), which must be its registration's for it to join the ISR:
+	// a fetch of an earlier run of the broker, answered after it
+	// registered again, says nothing of what the new run holds.
+	brokerEpoch int64
 }
 
 // lead returns the leadership of key (a partition whose state st has
@@ -146,7 +151,7 @@ func (ld *leadership) syncFollowersLocked(now time.Time) {
 	}
 	for _, id := range ld.replicas {
 		if _, ok := ld.followers[id]; !ok && id != ld.self {
-			ld.followers[id] = &followerState{logEnd: -1, caughtUp: now, logStart: -1}
+			ld.followers[id] = &followerState{logEnd: -1, caughtUp: now, logStart: -1, brokerEpoch: -1}
 		}
 	}
 }
@@ -190,24 +195,33 @@ func (p *Partitions) dropLostLeaderships(ev meta.Event) {
 	}
 }
 
-// FollowerFetch reads pt for the follower replicaID, which fetches from
+// ReplicaState is who sends a follower's fetch: the broker, and the broker
+// epoch of its registration (Fetch v15+ ReplicaState; -1: not sent, as
+// before v15).
+type ReplicaState struct {
+	ID          int32
+	BrokerEpoch int64
+}
+
+// FollowerFetch reads pt for the follower from, which fetches from
 // offset, its log end offset: the leader records it, commits what every
 // in-sync replica now has, and answers with batches up to its own log end
 // (not the high watermark: a follower copies the whole log) and the high
 // watermark, from which the follower learns what is committed.
-func (pt *Partition) FollowerFetch(replicaID, leaderEpoch int32, offset, logStart int64, maxBytes int32, minOneBatch bool) (Fetched, error) {
-	return pt.followerFetch(replicaID, leaderEpoch, offset, logStart, maxBytes, minOneBatch, false)
+func (pt *Partition) FollowerFetch(from ReplicaState, leaderEpoch int32, offset, logStart int64, maxBytes int32, minOneBatch bool) (Fetched, error) {
+	return pt.followerFetch(from, leaderEpoch, offset, logStart, maxBytes, minOneBatch, false)
 }
 
 // FollowerFetchFile is FollowerFetch for a sender that can send from
 // files: a read of storage.FileRangeMin bytes or more is left in its
 // segment file (Fetched.File), so copying a partition to a follower costs
 // no copy through user space, as a consumer's fetch does not.
-func (pt *Partition) FollowerFetchFile(replicaID, leaderEpoch int32, offset, logStart int64, maxBytes int32, minOneBatch bool) (Fetched, error) {
-	return pt.followerFetch(replicaID, leaderEpoch, offset, logStart, maxBytes, minOneBatch, true)
+func (pt *Partition) FollowerFetchFile(from ReplicaState, leaderEpoch int32, offset, logStart int64, maxBytes int32, minOneBatch bool) (Fetched, error) {
+	return pt.followerFetch(from, leaderEpoch, offset, logStart, maxBytes, minOneBatch, true)
 }
 
-func (pt *Partition) followerFetch(replicaID, leaderEpoch int32, offset, logStart int64, maxBytes int32, minOneBatch, asFile bool) (Fetched, error) {
+func (pt *Partition) followerFetch(from ReplicaState, leaderEpoch int32, offset, logStart int64, maxBytes int32, minOneBatch, asFile bool) (Fetched, error) {
+	replicaID := from.ID
 	none := Fetched{HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1}
 	if err := pt.CheckLeaderEpoch(leaderEpoch); err != nil {
 		return none, err
@@ -216,7 +230,10 @@ func (pt *Partition) followerFetch(replicaID, leaderEpoch int32, offset, logStar
 	if ld == nil || !slices.Contains(pt.Replicas, replicaID) || replicaID == pt.Leader {
 		return none, &stateError{ErrNotLeader, fmt.Sprintf("Replica %d is not recognized as a valid replica of %s-%d", replicaID, pt.Topic, pt.Key.Partition)}
 	}
-	advanced, expand := ld.recordFetch(replicaID, offset, time.Now())
+	advanced, expand, err := ld.recordFetch(from, offset, time.Now())
+	if err != nil {
+		return none, err
+	}
 	if ld.recordLogStart(replicaID, logStart) {
 		advanced = true // a DeleteRecords waiting for the low watermark
 	}
@@ -227,7 +244,6 @@ func (pt *Partition) followerFetch(replicaID, leaderEpoch int32, offset, logStar
 		ld.alterISR(expand)
 	}
 	var res storage.ReadResult
-	var err error
 	if asFile {
 		res, err = pt.log.ReadRangeUpTo(offset, maxBytes, minOneBatch, pt.log.LogEndOffset())
 	} else {
@@ -239,10 +255,14 @@ func (pt *Partition) followerFetch(replicaID, leaderEpoch int32, offset, logStar
 	return Fetched{Records: res.Records, File: res.File, HighWatermark: pt.HighWatermark(), LastStableOffset: pt.LastStableOffset(), LogStartOffset: res.LogStartOffset}, nil
 }
 
-// recordFetch notes that follower id fetched from offset at now, and
+// recordFetch notes that follower from fetched from offset at now, and
 // advances the high watermark if it can; it reports whether it moved, and
-// the ISR to propose when the follower is out of it and has caught up.
-func (ld *leadership) recordFetch(id int32, offset int64, now time.Time) (advanced bool, expand []int32) {
+// the ISR to propose when the follower is out of it and has caught up. A
+// fetch of an older broker epoch than the follower's last one (an earlier
+// run's, answered late) is refused, as Kafka's
+// Replica.updateFetchStateOrThrow refuses it: NOT_LEADER_OR_FOLLOWER.
+func (ld *leadership) recordFetch(from ReplicaState, offset int64, now time.Time) (advanced bool, expand []int32, err error) {
+	id := from.ID
 	leaderEnd := ld.log.LogEndOffset()
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
@@ -250,8 +270,12 @@ func (ld *leadership) recordFetch(id int32, offset int64, now time.Time) (advanc
 	if f == nil || offset > leaderEnd {
 		// Past the leader's end the follower's log has diverged: it is
 		// refused (OFFSET_OUT_OF_RANGE) and counts for nothing here.
-		return false, nil
+		return false, nil, nil
 	}
+	if from.BrokerEpoch != -1 && f.brokerEpoch > from.BrokerEpoch {
+		return false, nil, &stateError{ErrNotLeader, fmt.Sprintf("Received stale fetch state update. broker epoch=%d vs expected=%d", from.BrokerEpoch, f.brokerEpoch)}
+	}
+	f.brokerEpoch = from.BrokerEpoch
 	switch {
 	case offset >= leaderEnd:
 		f.caughtUp = now
@@ -263,22 +287,24 @@ func (ld *leadership) recordFetch(id int32, offset int64, now time.Time) (advanc
 	advanced = ld.advanceLocked(leaderEnd)
 	// Kafka's rule for joining the ISR: the follower has everything
 	// committed, and everything of the leader's current epoch before it.
-	if !slices.Contains(ld.isr, id) && !ld.proposing && f.logEnd >= ld.log.HighWatermark() && f.logEnd >= ld.epochStart && ld.mayJoinISR(id) {
+	if !slices.Contains(ld.isr, id) && !ld.proposing && f.logEnd >= ld.log.HighWatermark() && f.logEnd >= ld.epochStart && ld.mayJoinISR(id, f.brokerEpoch) {
 		expand = append(slices.Clone(ld.isr), id)
 	}
-	return advanced, expand
+	return advanced, expand, nil
 }
 
-// mayJoinISR reports whether follower id is live and not in controlled
-// shutdown, as the store would refuse to add it otherwise
-// (meta.ErrIneligibleReplica): a stopping follower still fetching is not
-// proposed on every fetch it makes.
-func (ld *leadership) mayJoinISR(id int32) bool {
+// mayJoinISR reports whether follower id, whose fetches carry brokerEpoch,
+// is eligible for the ISR as this broker's snapshot says
+// (meta.Broker.MayJoinISR: live, not in controlled shutdown, not fenced
+// after an unclean shutdown, of that broker epoch), as the store would
+// refuse to add it otherwise (meta.ErrIneligibleReplica): an ineligible
+// follower still fetching is not proposed on every fetch it makes.
+func (ld *leadership) mayJoinISR(id int32, brokerEpoch int64) bool {
 	if ld.store == nil {
 		return true
 	}
 	b, ok := ld.store.Snapshot().LiveBrokers()[id]
-	return ok && !b.InControlledShutdown
+	return ok && b.MayJoinISR(brokerEpoch)
 }
 
 // laggingLocked is the ISR without the followers that have not caught up
@@ -315,11 +341,17 @@ func (ld *leadership) alterISR(isr []int32) {
 	cur := meta.PartitionRecord{Replicas: ld.replicas, ISR: ld.isr, ELR: ld.elr, LastKnownELR: ld.lastKnownELR, Leader: ld.self, LeaderEpoch: ld.epoch,
 		AddingReplicas: ld.adding, RemovingReplicas: ld.removing}
 	next := meta.WithLastKnownLeader(cur, cur.WithISR(isr, ld.minISR())) // a led partition has no last known leader
+	// Each follower's broker epoch as its fetches said, for the store to
+	// refuse adding one that has registered again since (KIP-903).
+	epochs := make(map[int32]int64, len(ld.followers))
+	for id, f := range ld.followers {
+		epochs[id] = f.brokerEpoch
+	}
 	ld.mu.Unlock()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), alterISRTimeout)
 		defer cancel()
-		written, err := ld.store.AlterPartition(ctx, ld.topic, ld.key.Topic, ld.key.Partition, expected, next)
+		written, err := ld.store.AlterPartitionWithEpochs(ctx, ld.topic, ld.key.Topic, ld.key.Partition, expected, next, epochs)
 		ld.mu.Lock()
 		ld.proposing = false
 		if err == nil && written.PartitionEpoch > ld.partitionEpoch {

@@ -26,6 +26,10 @@ type Broker struct {
 	Props map[string]string
 	// SASL adds a SASL_PLAINTEXT listener next to PLAINTEXT.
 	SASL bool
+	// Isolated adds a listener no other broker has and makes it the
+	// inter-broker listener (brokertest.Isolated): the broker serves
+	// clients but never fetches as a follower.
+	Isolated bool
 	// Args follow "serve --config <file>" (e.g. --log-level debug).
 	Args []string
 }
@@ -111,7 +115,11 @@ func (b *Broker) Start(t testing.TB) *Proc {
 const startTimeout = 15 * time.Second
 
 func (b *Broker) launch(t testing.TB, bin string) (*Proc, error) {
-	ports, err := freePorts(3)
+	n := 3
+	if b.Isolated {
+		n++
+	}
+	ports, err := freePorts(n)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +134,10 @@ func (b *Broker) launch(t testing.TB, bin string) (*Proc, error) {
 		listeners += ",SASL_PLAINTEXT://" + p.SASLAddr
 	}
 	var props strings.Builder
+	if b.Isolated {
+		listeners += fmt.Sprintf(",ISOLATED://127.0.0.1:%d", ports[3])
+		props.WriteString("listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,ISOLATED:PLAINTEXT\ninter.broker.listener.name=ISOLATED\n")
+	}
 	if _, ok := b.Props["node.id"]; !ok {
 		props.WriteString("node.id=1\n")
 	}
