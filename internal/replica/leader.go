@@ -196,7 +196,7 @@ func (p *Partitions) dropLostLeaderships(ev meta.Event) {
 // (not the high watermark: a follower copies the whole log) and the high
 // watermark, from which the follower learns what is committed.
 func (pt *Partition) FollowerFetch(replicaID, leaderEpoch int32, offset, logStart int64, maxBytes int32, minOneBatch bool) (Fetched, error) {
-	return pt.followerFetch(replicaID, leaderEpoch, offset, logStart, maxBytes, minOneBatch, false)
+	return pt.followerFetch(replicaID, leaderEpoch, offset, logStart, maxBytes, minOneBatch, false, false)
 }
 
 // FollowerFetchFile is FollowerFetch for a sender that can send from
@@ -204,10 +204,12 @@ func (pt *Partition) FollowerFetch(replicaID, leaderEpoch int32, offset, logStar
 // segment file (Fetched.File), so copying a partition to a follower costs
 // no copy through user space, as a consumer's fetch does not.
 func (pt *Partition) FollowerFetchFile(replicaID, leaderEpoch int32, offset, logStart int64, maxBytes int32, minOneBatch bool) (Fetched, error) {
-	return pt.followerFetch(replicaID, leaderEpoch, offset, logStart, maxBytes, minOneBatch, true)
+	return pt.followerFetch(replicaID, leaderEpoch, offset, logStart, maxBytes, minOneBatch, true, false)
 }
 
-func (pt *Partition) followerFetch(replicaID, leaderEpoch int32, offset, logStart int64, maxBytes int32, minOneBatch, asFile bool) (Fetched, error) {
+// followerFetch is FollowerFetch; withhold answers with the offsets and no
+// records (the replication throttle, throttle.go).
+func (pt *Partition) followerFetch(replicaID, leaderEpoch int32, offset, logStart int64, maxBytes int32, minOneBatch, asFile, withhold bool) (Fetched, error) {
 	none := Fetched{HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1}
 	if err := pt.CheckLeaderEpoch(leaderEpoch); err != nil {
 		return none, err
@@ -228,6 +230,11 @@ func (pt *Partition) followerFetch(replicaID, leaderEpoch int32, offset, logStar
 	}
 	var res storage.ReadResult
 	var err error
+	if withhold && offset >= pt.log.LogStartOffset() && offset <= pt.log.LogEndOffset() {
+		// An offset out of range is still refused: the follower must
+		// learn it, throttled or not.
+		return Fetched{HighWatermark: pt.HighWatermark(), LastStableOffset: pt.LastStableOffset(), LogStartOffset: pt.LogStartOffset()}, nil
+	}
 	if asFile {
 		res, err = pt.log.ReadRangeUpTo(offset, maxBytes, minOneBatch, pt.log.LogEndOffset())
 	} else {
