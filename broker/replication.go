@@ -64,7 +64,9 @@ func (b *Broker) watchReplication(parts *replica.Partitions, fetchers *replica.F
 		st := parts.Stats(b.member != nil && b.member.Controller() == b.cfg.NodeID, fetchers)
 		return metrics.ReplicationStats{LeaderCount: st.LeaderCount, UnderReplicated: st.UnderReplicated, UnderMinISR: st.UnderMinISR,
 			AtMinISR: st.AtMinISR, Offline: st.Offline, ISRShrinks: st.ISRShrinks, ISRExpands: st.ISRExpands, MaxLag: st.MaxLag,
-			ReplicationBytesOut: st.ReplicationBytesOut, ReplicationBytesIn: st.ReplicationBytesIn}
+			ReplicationBytesOut: st.ReplicationBytesOut, ReplicationBytesIn: st.ReplicationBytesIn,
+			LeaderThrottleByteRate: st.Throttles.LeaderByteRate, FollowerThrottleByteRate: st.Throttles.FollowerByteRate,
+			LeaderThrottleWithheld: st.Throttles.LeaderWithheld, FollowerThrottleWithheld: st.Throttles.FollowerWithheld}
 	})
 }
 

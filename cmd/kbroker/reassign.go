@@ -20,11 +20,12 @@ import (
 
 const reassignSynopsis = `kbroker reassign --bootstrap-server host:port [--command-config file]
          (--generate --topics-to-move-json-file f --broker-list 1,2,3
-          | --execute --reassignment-json-file f | --verify --reassignment-json-file f | --cancel --reassignment-json-file f)`
+          | --execute --reassignment-json-file f [--throttle bytes/s]
+          | --verify --reassignment-json-file f [--preserve-throttles] | --cancel --reassignment-json-file f)`
 
 const reassignExamples = `  echo '{"version":1,"topics":[{"topic":"orders"}]}' > move.json
   kbroker reassign --bootstrap-server localhost:9092 --generate --topics-to-move-json-file move.json --broker-list 2,3,4
-  kbroker reassign --bootstrap-server localhost:9092 --execute --reassignment-json-file plan.json
+  kbroker reassign --bootstrap-server localhost:9092 --execute --reassignment-json-file plan.json --throttle 50000000
   kbroker reassign --bootstrap-server localhost:9092 --verify --reassignment-json-file plan.json
   kbroker reassign --bootstrap-server localhost:9092 --cancel --reassignment-json-file plan.json
 `
@@ -33,7 +34,11 @@ type reassignCmd struct {
 	conn                             connFlags
 	generate, execute, verify, abort bool
 	topicsFile, planFile, brokerList string
-	out                              io.Writer
+	// throttle is --throttle, bytes per second (-1: none), and
+	// preserveThrottles --preserve-throttles.
+	throttle          int64
+	preserveThrottles bool
+	out               io.Writer
 }
 
 func runReassign(args []string, out, _ io.Writer) error {
@@ -47,6 +52,8 @@ func runReassign(args []string, out, _ io.Writer) error {
 	fs.StringVar(&c.topicsFile, "topics-to-move-json-file", "", `JSON `+"`file`"+` {"version":1,"topics":[{"topic":"t"}]} for --generate`)
 	fs.StringVar(&c.planFile, "reassignment-json-file", "", `JSON `+"`file`"+` {"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2]}]}`)
 	fs.StringVar(&c.brokerList, "broker-list", "", "broker `ids` 1,2,3 to place the replicas on, for --generate")
+	fs.Int64Var(&c.throttle, "throttle", -1, "with --execute, throttle the replication of the moving partitions to this many `bytes/s` on each broker involved (--verify removes the throttle once the reassignment is complete)")
+	fs.BoolVar(&c.preserveThrottles, "preserve-throttles", false, "with --verify, leave the replication throttles in place when the reassignment is complete")
 	if err := parseFlags(fs, args, out); err != nil {
 		return err
 	}
@@ -56,6 +63,12 @@ func runReassign(args []string, out, _ io.Writer) error {
 	}
 	var plan admin.ReassignmentPlan
 	var brokers []int32
+	if c.throttle >= 0 && action != "execute" {
+		return usageError("--throttle is only for --execute")
+	}
+	if c.preserveThrottles && action != "verify" {
+		return usageError("--preserve-throttles is only for --verify")
+	}
 	if action == "generate" {
 		if c.topicsFile == "" || c.brokerList == "" {
 			return usageError("--generate needs --topics-to-move-json-file and --broker-list")
@@ -208,6 +221,13 @@ func (c *reassignCmd) runExecute(ctx context.Context, cl *admin.Client, plan adm
 	fmt.Fprintln(c.out)
 	printPlan(c.out, rollback)
 	fmt.Fprintln(c.out, "\nSave this to use as the --reassignment-json-file option during rollback")
+	if c.throttle >= 0 {
+		if err := setReassignmentThrottles(ctx, cl, rollback, plan.Partitions, c.throttle); err != nil {
+			return err
+		}
+		fmt.Fprintln(c.out, "Warning: You must run --verify periodically, until the reassignment completes, to ensure the throttle is removed.")
+		fmt.Fprintf(c.out, "The inter-broker throttle limit was set to %d B/s\n", c.throttle)
+	}
 	res, err := cl.AlterPartitionReassignments(ctx, plan.Partitions)
 	if err != nil {
 		return err
@@ -287,7 +307,10 @@ func (c *reassignCmd) runVerify(ctx context.Context, cl *admin.Client, plan admi
 	if unfinished {
 		return errReported
 	}
-	return nil
+	if c.preserveThrottles {
+		return nil
+	}
+	return c.clearThrottles(ctx, cl, topics)
 }
 
 func joinIDs(ids []int32) string {
@@ -315,4 +338,89 @@ func (c *reassignCmd) runCancel(ctx context.Context, cl *admin.Client, plan admi
 		return errors.New("Error cancelling partition reassignment(s):\n" + strings.Join(failed, "\n"))
 	}
 	return nil
+}
+
+// The replication throttles of a reassignment, as
+// kafka-reassign-partitions.sh sets them: on each moving partition's
+// topic, leader.replication.throttled.replicas names its current replicas
+// (those that send) and follower.replication.throttled.replicas the ones
+// the reassignment adds (those that copy); every broker of either set gets
+// leader.replication.throttled.rate and follower.replication.throttled.rate.
+const (
+	leaderThrottledReplicas   = "leader.replication.throttled.replicas"
+	followerThrottledReplicas = "follower.replication.throttled.replicas"
+	leaderThrottledRate       = "leader.replication.throttled.rate"
+	followerThrottledRate     = "follower.replication.throttled.rate"
+)
+
+// setReassignmentThrottles throttles the partitions moving from current to
+// target replicas at rate bytes per second.
+func setReassignmentThrottles(ctx context.Context, cl *admin.Client, current, target []admin.PartitionReplicas, rate int64) error {
+	leaders, followers := map[string][]string{}, map[string][]string{}
+	var brokers []int32
+	for _, t := range target {
+		i := slices.IndexFunc(current, func(c admin.PartitionReplicas) bool { return c.Name() == t.Name() })
+		if i < 0 || slices.Equal(current[i].Replicas, t.Replicas) {
+			continue // unknown (refused below) or not moving
+		}
+		for _, id := range current[i].Replicas {
+			leaders[t.Topic] = append(leaders[t.Topic], fmt.Sprintf("%d:%d", t.Partition, id))
+		}
+		for _, id := range t.Replicas {
+			if !slices.Contains(current[i].Replicas, id) {
+				followers[t.Topic] = append(followers[t.Topic], fmt.Sprintf("%d:%d", t.Partition, id))
+			}
+		}
+		for _, id := range slices.Concat(current[i].Replicas, t.Replicas) {
+			if !slices.Contains(brokers, id) {
+				brokers = append(brokers, id)
+			}
+		}
+	}
+	changes := map[admin.ConfigResource][]admin.ConfigChange{}
+	for topic, l := range leaders {
+		changes[admin.TopicResource(topic)] = []admin.ConfigChange{
+			admin.Set(leaderThrottledReplicas, strings.Join(l, ",")),
+			admin.Set(followerThrottledReplicas, strings.Join(followers[topic], ",")),
+		}
+	}
+	r := strconv.FormatInt(rate, 10)
+	for _, id := range brokers {
+		changes[admin.BrokerResource(id)] = []admin.ConfigChange{admin.Set(leaderThrottledRate, r), admin.Set(followerThrottledRate, r)}
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	res, err := cl.AlterConfigs(ctx, changes, admin.AlterOptions{Incremental: true})
+	if err != nil {
+		return err
+	}
+	return res.All()
+}
+
+// clearThrottles removes what --throttle set, from every broker and the
+// plan's topics, once the reassignment is complete (as Kafka's tool does
+// on --verify, whether or not --execute set a throttle).
+func (c *reassignCmd) clearThrottles(ctx context.Context, cl *admin.Client, topics []string) error {
+	all, err := cl.ListBrokers(ctx)
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(all, func(a, b admin.BrokerInfo) int { return int(a.NodeID - b.NodeID) })
+	changes := map[admin.ConfigResource][]admin.ConfigChange{}
+	ids := make([]string, 0, len(all))
+	for _, b := range all {
+		changes[admin.BrokerResource(b.NodeID)] = []admin.ConfigChange{admin.Delete(leaderThrottledRate), admin.Delete(followerThrottledRate)}
+		ids = append(ids, strconv.Itoa(int(b.NodeID)))
+	}
+	for _, t := range topics {
+		changes[admin.TopicResource(t)] = []admin.ConfigChange{admin.Delete(leaderThrottledReplicas), admin.Delete(followerThrottledReplicas)}
+	}
+	fmt.Fprintf(c.out, "\nClearing broker-level throttles on brokers %s\n", strings.Join(ids, ","))
+	fmt.Fprintf(c.out, "Clearing topic-level throttles on topics %s\n", strings.Join(topics, ","))
+	res, err := cl.AlterConfigs(ctx, changes, admin.AlterOptions{Incremental: true})
+	if err != nil {
+		return err
+	}
+	return res.All()
 }

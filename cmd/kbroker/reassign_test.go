@@ -52,8 +52,9 @@ func writeFile(t *testing.T, name, content string) string {
 // kbroker reassign and leader-election on three brokers, shaped like
 // kafka-reassign-partitions.sh and kafka-leader-election.sh: --generate
 // proposes replicas on the brokers listed, --execute prints the rollback
-// plan and starts the plan, --verify reports completion (exit 1 until
-// then), --cancel of a finished reassignment fails with Kafka's error; a
+// plan and starts the plan (--throttle setting the replication throttles
+// first), --verify reports completion (exit 1 until then) and then
+// removes the throttles, --cancel of a finished reassignment fails with Kafka's error; a
 // reordered partition gets its new first replica as leader from a
 // PREFERRED election, and a partition already led by it is reported so.
 func TestReassignAndLeaderElectionCommands(t *testing.T) {
@@ -92,11 +93,20 @@ func TestReassignAndLeaderElectionCommands(t *testing.T) {
 	}
 
 	planFile := writeFile(t, "plan.json", `{"version":1,"partitions":[{"topic":"mv","partition":0,"replicas":[2,3]},{"topic":"mv","partition":1,"replicas":[3,2]}]}`)
-	wantOutput(t, ok(t, args(bs, "reassign", "--execute", "--reassignment-json-file", planFile)...),
+	wantOutput(t, ok(t, args(bs, "reassign", "--execute", "--reassignment-json-file", planFile, "--throttle", "100000000")...),
 		"Current partition replica assignment\n\n"+
 			`{"version":1,"partitions":[{"topic":"mv","partition":0,"replicas":[1,2],"log_dirs":["any","any"]},{"topic":"mv","partition":1,"replicas":[2,1],"log_dirs":["any","any"]}]}`+"\n\n"+
 			"Save this to use as the --reassignment-json-file option during rollback\n"+
+			"Warning: You must run --verify periodically, until the reassignment completes, to ensure the throttle is removed.\n"+
+			"The inter-broker throttle limit was set to 100000000 B/s\n"+
 			"Successfully started partition reassignments for mv-0,mv-1\n")
+	// --throttle throttles the current replicas as leaders and the added
+	// ones as followers, at the rate on every broker involved.
+	wantThrottles(t, cl, map[string]string{
+		"mv": "leader.replication.throttled.replicas=0:1,0:2,1:2,1:1 follower.replication.throttled.replicas=0:3,1:3",
+		"1":  "leader.replication.throttled.rate=100000000 follower.replication.throttled.rate=100000000",
+		"3":  "leader.replication.throttled.rate=100000000 follower.replication.throttled.rate=100000000",
+	})
 	var verify result
 	if !testkit.WaitFor(30*time.Second, func() bool {
 		verify = kb(t, args(bs, "reassign", "--verify", "--reassignment-json-file", planFile)...)
@@ -104,7 +114,12 @@ func TestReassignAndLeaderElectionCommands(t *testing.T) {
 	}) {
 		t.Fatalf("--verify never reported completion: %+v", verify)
 	}
-	wantOutput(t, verify.stdout, "Status of partition reassignment:\nReassignment of partition mv-0 is completed.\nReassignment of partition mv-1 is completed.\n")
+	wantOutput(t, verify.stdout, "Status of partition reassignment:\nReassignment of partition mv-0 is completed.\nReassignment of partition mv-1 is completed.\n"+
+		"\nClearing broker-level throttles on brokers 1,2,3\nClearing topic-level throttles on topics mv\n")
+	wantThrottles(t, cl, map[string]string{"mv": "", "1": "", "3": ""})
+	if r := kb(t, args(bs, "reassign", "--verify", "--reassignment-json-file", planFile, "--throttle", "5")...); r.code != 2 || !strings.Contains(r.stderr, "--throttle is only for --execute") {
+		t.Errorf("--verify --throttle: %+v", r)
+	}
 	r := kb(t, args(bs, "reassign", "--cancel", "--reassignment-json-file", planFile)...)
 	if r.code != 1 || !strings.Contains(r.stderr, "mv-0: "+kerr.NoReassignmentInProgress.Message) {
 		t.Errorf("--cancel of finished reassignments: %+v", r)
@@ -216,6 +231,41 @@ func TestSIGTERMHandsLeadershipOverBeforeStopping(t *testing.T) {
 			if part.Leader == 3 || part.Leader < 0 {
 				t.Errorf("%s-%d led by %d after broker 3 stopped", *topic.Topic, part.Partition, part.Leader)
 			}
+		}
+	}
+}
+
+// wantThrottles checks the dynamic configs of the replication throttles on
+// topics and brokers (named by id), as "key=value key=value" in the order
+// wanted; "" wants none.
+func wantThrottles(t *testing.T, cl *kgo.Client, want map[string]string) {
+	t.Helper()
+	adm := admin.NewFromClient(cl)
+	for name, w := range want {
+		res := admin.TopicResource(name)
+		keys := []string{"leader.replication.throttled.replicas", "follower.replication.throttled.replicas"}
+		if id, err := strconv.Atoi(name); err == nil {
+			res = admin.BrokerResource(int32(id))
+			keys = []string{"leader.replication.throttled.rate", "follower.replication.throttled.rate"}
+		}
+		got, err := adm.DescribeConfigs(testkit.Context(t, 10*time.Second), []admin.ConfigResource{res}, admin.DescribeOptions{})
+		if err == nil {
+			_, err = got.All()
+		}
+		rc, found := got.On(res)
+		if err != nil || !found {
+			t.Fatalf("describing %v: %v", res, err)
+		}
+		var set []string
+		for _, k := range keys {
+			for _, e := range rc.Entries {
+				if e.Name == k && (e.Source == admin.SourceDynamicTopicConfig || e.Source == admin.SourceDynamicBrokerConfig) && e.Value != nil {
+					set = append(set, k+"="+*e.Value)
+				}
+			}
+		}
+		if g := strings.Join(set, " "); g != w {
+			t.Errorf("%v throttles: %q, want %q", res, g, w)
 		}
 	}
 }

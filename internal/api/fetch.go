@@ -63,15 +63,16 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 		maxBytes = min(maxBytes, int32(min(s.Quotas.FetchByteCap(quotaUser(c), r.ClientID), 1<<31-1)))
 	}
 	var resp *kmsg.FetchResponse
+	var throttled int // of the last read, the one answered
 	r.Parked += s.Logs.LongPoll(ctx, time.Duration(req.MaxWaitMillis)*time.Millisecond, func(watch bool) ([]replica.Key, bool) {
 		var read []replica.Key
 		var done bool
-		resp, read, done = s.readFetch(c, r, req, maxBytes, fromReplica, watch, scratch)
+		resp, read, throttled, done = s.readFetch(c, r, req, maxBytes, fromReplica, watch, scratch)
 		return read, done
 	})
 	finishFetchSession(session, r, resp, scratch) // only what the session must be told
 	if fromReplica {
-		s.countReplicated(r, resp)
+		s.countReplicated(r, resp, throttled)
 		return resp, nil
 	}
 	return s.finishFetch(c, r, resp), nil
@@ -79,15 +80,16 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 
 // countReplicated counts a follower fetch's record bytes as replication
 // (Kafka's ReplicationBytesOutPerSec), not as client bytes out, and
-// charges no quota for them.
-func (s *Server) countReplicated(r *wire.Request, resp *kmsg.FetchResponse) {
+// charges no client quota for them; throttled of them count toward the
+// leader's replication throttle.
+func (s *Server) countReplicated(r *wire.Request, resp *kmsg.FetchResponse, throttled int) {
 	var n int
 	for _, t := range resp.Topics {
 		for _, p := range t.Partitions {
 			n += fetchedLen(r, &t, &p)
 		}
 	}
-	s.Logs.CountReplicationBytesOut(n)
+	s.Logs.CountReplicationBytesOut(n, throttled)
 }
 
 // fetchReplicaState is the broker a follower's fetch comes from, with its
@@ -148,7 +150,9 @@ func fetchedLen(r *wire.Request, t *kmsg.FetchResponseTopic, p *kmsg.FetchRespon
 // incremental fetch passes its scratch: the answer is built in its arrays
 // (finishFetchSession copies out what is sent), and each partition's log
 // and leader state come from its session slot while they are current.
-func (s *Server) readFetch(c *wire.Conn, r *wire.Request, req *kmsg.FetchRequest, maxBytes int32, fromReplica, watch bool, sc *fetchScratch) (resp *kmsg.FetchResponse, read []replica.Key, done bool) {
+// throttled is the bytes read of partitions the leader's replication
+// throttle names (replica.FetchRead.ThrottledBytes).
+func (s *Server) readFetch(c *wire.Conn, r *wire.Request, req *kmsg.FetchRequest, maxBytes int32, fromReplica, watch bool, sc *fetchScratch) (resp *kmsg.FetchResponse, read []replica.Key, throttled int, done bool) {
 	resp = req.ResponseKind().(*kmsg.FetchResponse)
 	r.RecordFiles = nil // a long poll's earlier read
 	snap := s.Store.Snapshot()
@@ -211,7 +215,7 @@ func (s *Server) readFetch(c *wire.Conn, r *wire.Request, req *kmsg.FetchRequest
 	if sc != nil {
 		sc.respTopics = resp.Topics
 	}
-	return resp, budget.Keys(), done || budget.Reached(req.MinBytes)
+	return resp, budget.Keys(), budget.ThrottledBytes(), done || budget.Reached(req.MinBytes)
 }
 
 // fetchTopic is what every partition of one requested topic shares: the

@@ -83,6 +83,10 @@ const (
 	// audited like any other and has no effect; naming it keeps "every
 	// dynamic key has an applier" free of silent gaps.
 	ApplyNotNeeded Applier = "accepted-not-needed"
+	// ApplyReplicationQuotas: the replication throttles (Kafka's
+	// ReplicationQuotaManager): the leader and follower byte rates and
+	// the topics' throttled replica lists.
+	ApplyReplicationQuotas Applier = "replication-quotas"
 	// ApplyPolicies: the policy rule set stored in the metadata store
 	// (kbroker.policy.rules), compiled and put in effect on every broker.
 	ApplyPolicies Applier = "policies"

@@ -28,6 +28,10 @@ func kafkaOnlyDefs() []*Def {
 			def("replica.fetch.backoff.ms", TypeInt, "1000", ReadOnly, atLeast(0), "Pause after a fetch partition error."),
 			def("replica.high.watermark.checkpoint.interval.ms", TypeLong, "5000", ReadOnly, nil, "How often high watermarks are saved."),
 			def("replica.lag.time.max.ms", TypeLong, "30000", ReadOnly, nil, "How long a follower may lag before it leaves the ISR."),
+			def("replication.quota.window.num", TypeInt, "11", ReadOnly, atLeast(1), "Samples kept for replication quotas."),
+			def("replication.quota.window.size.seconds", TypeInt, "1", ReadOnly, atLeast(1), "Length of one sample of replication quotas."),
+			replicationQuotaDef(def("leader.replication.throttled.rate", TypeLong, maxLong, ClusterWide, atLeast(0), "Bytes per second of leader-side replication of throttled replicas (a dynamic-only Kafka key).")),
+			replicationQuotaDef(def("follower.replication.throttled.rate", TypeLong, maxLong, ClusterWide, atLeast(0), "Bytes per second of follower-side replication of throttled replicas (a dynamic-only Kafka key).")),
 			def("group.coordinator.rebalance.protocols", TypeList, "classic,consumer", ReadOnly, subsetOf("consumer", "classic"), "Rebalance protocols served."),
 			def("group.consumer.assignors", TypeList, "uniform,range", ReadOnly, nil, "Server-side assignors, the first the default (KIP-848)."),
 			def("group.consumer.heartbeat.interval.ms", TypeInt, "5000", ReadOnly, atLeast(1), "Heartbeat interval given to consumer-protocol members."),
@@ -96,17 +100,13 @@ func kafkaOnlyDefs() []*Def {
 			def("alter.config.policy.class.name", TypeClass, none, ReadOnly, nil, "AlterConfigPolicy class run by the controller."),
 			def("create.topic.policy.class.name", TypeClass, none, ReadOnly, nil, "CreateTopicPolicy class run by the controller."),
 		),
-		notNeeded("its replica fetchers are one franz-go client per leader broker, over the inter-broker listener, with no replication throttles",
+		notNeeded("its replica fetchers are one franz-go client per leader broker, over the inter-broker listener",
 			def("num.replica.fetchers", TypeInt, "1", ClusterWide, nil, "Fetcher threads per source broker that replicate partitions."),
 			def("replica.socket.receive.buffer.bytes", TypeInt, "65536", ReadOnly, nil, "Receive buffer of replication connections."),
 			def("replica.socket.timeout.ms", TypeInt, "30000", ReadOnly, nil, "Socket timeout of replication requests."),
 			def("replica.selector.class", TypeString, none, ReadOnly, nil, "ReplicaSelector class choosing the preferred read replica (KIP-392)."),
-			def("replication.quota.window.num", TypeInt, "11", ReadOnly, atLeast(1), "Samples kept for replication quotas."),
-			def("replication.quota.window.size.seconds", TypeInt, "1", ReadOnly, atLeast(1), "Length of one sample of replication quotas."),
 			def("alter.log.dirs.replication.quota.window.num", TypeInt, "11", ReadOnly, atLeast(1), "Samples kept for the quota on moving replicas between directories."),
 			def("alter.log.dirs.replication.quota.window.size.seconds", TypeInt, "1", ReadOnly, atLeast(1), "Length of one sample of that quota."),
-			def("leader.replication.throttled.rate", TypeLong, maxLong, ClusterWide, atLeast(0), "Bytes per second of leader-side replication of throttled replicas (a dynamic-only Kafka key)."),
-			def("follower.replication.throttled.rate", TypeLong, maxLong, ClusterWide, atLeast(0), "Bytes per second of follower-side replication of throttled replicas (a dynamic-only Kafka key)."),
 			def("replica.alter.log.dirs.io.max.bytes.per.second", TypeLong, maxLong, ClusterWide, atLeast(0), "Bytes per second of moving replicas between directories (a dynamic-only Kafka key)."),
 		),
 		notNeeded("its group coordinator runs one event loop per offsets partition and writes each request's records at once",
@@ -278,6 +278,13 @@ func def(name string, t Type, dflt string, mode Mode, check func(string) error, 
 func interBrokerClientDef(d *Def) *Def {
 	d.AppliedBy = ApplyListenerSecurity
 	d.Doc += " Read by the inter-broker clients at startup: a dynamic change applies to them at the next restart."
+	return d
+}
+
+// replicationQuotaDef marks a broker key of the replication throttles
+// (internal/replica throttle.go), which follow its dynamic changes.
+func replicationQuotaDef(d *Def) *Def {
+	d.AppliedBy = ApplyReplicationQuotas
 	return d
 }
 

@@ -1,6 +1,9 @@
 package config
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func value(e Entry) string {
 	if e.Value == nil {
@@ -88,6 +91,24 @@ func TestValidateMessagesNameKeyValueAndRule(t *testing.T) {
 	}
 	if err := Topics.Lookup("cleanup.policy").Validate("compact,shred"); err == nil {
 		t.Fatal("cleanup.policy=shred accepted")
+	}
+}
+
+// The throttled replica lists take what Kafka's
+// ThrottledReplicaListValidator takes: *, or partition:broker pairs.
+func TestThrottledReplicaListsAreCheckedAsKafka(t *testing.T) {
+	for _, name := range []string{"leader.replication.throttled.replicas", "follower.replication.throttled.replicas"} {
+		d := Topics.Lookup(name)
+		for _, ok := range []string{"", "*", " * ", "0:1", "0:1, 1:2,12:103"} {
+			if err := d.Validate(ok); err != nil {
+				t.Errorf("%s=%q refused: %v", name, ok, err)
+			}
+		}
+		for _, bad := range []string{"1", "0:x", "*,0:1", "0:1;1:2", "a:1"} {
+			if err := d.Validate(bad); err == nil || !strings.Contains(err.Error(), "must be the literal '*' or a list of replicas") {
+				t.Errorf("%s=%q: %v", name, bad, err)
+			}
+		}
 	}
 }
 

@@ -1,9 +1,16 @@
 package config
 
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
 // Topics is the catalog of every topic-level config Apache Kafka 4.x
 // defines, with its broker synonyms in precedence order (the first synonym
 // is the dynamically updatable one). Documentation strings are kbroker's own.
-// Every topic config is applied by the partition logs' applier.
+// Every topic config is applied by the partition logs' applier but the
+// throttled replica lists (appliedBy).
 var Topics = newCatalog(appliedBy(ApplyLogs, []*Def{
 	{Name: "cleanup.policy", Type: TypeList, Default: "delete", Check: subsetOf("compact", "delete"),
 		Doc:      "What happens to old segments: \"delete\" removes them after retention, \"compact\" keeps the latest record per key. Both may be given.",
@@ -32,12 +39,12 @@ var Topics = newCatalog(appliedBy(ApplyLogs, []*Def{
 	{Name: "flush.ms", Type: TypeLong, Default: maxLong, Check: atLeast(0),
 		Doc:      "Force an fsync after this much time.",
 		Synonyms: []Synonym{{Name: "log.flush.interval.ms"}, {Name: "log.flush.scheduler.interval.ms"}}},
-	{Name: "follower.replication.throttled.replicas", Type: TypeList, Default: "",
+	{Name: "follower.replication.throttled.replicas", Type: TypeList, Default: "", Check: throttledReplicas("follower.replication.throttled.replicas"),
 		Doc: "Replicas whose follower-side replication is throttled: partition:broker pairs, or *."},
 	{Name: "index.interval.bytes", Type: TypeInt, Default: "4096", Check: atLeast(0),
 		Doc:      "Bytes of log between two entries of the sparse offset index.",
 		Synonyms: []Synonym{{Name: "log.index.interval.bytes"}}},
-	{Name: "leader.replication.throttled.replicas", Type: TypeList, Default: "",
+	{Name: "leader.replication.throttled.replicas", Type: TypeList, Default: "", Check: throttledReplicas("leader.replication.throttled.replicas"),
 		Doc: "Replicas whose leader-side replication is throttled: partition:broker pairs, or *."},
 	{Name: "local.retention.bytes", Type: TypeLong, Default: "-2", Check: atLeast(-2),
 		Doc:      "Local retention in bytes when tiered storage is on (-2 means use retention.bytes).",
@@ -110,13 +117,36 @@ var Topics = newCatalog(appliedBy(ApplyLogs, []*Def{
 		Synonyms: []Synonym{{Name: "unclean.leader.election.enable"}}},
 }))
 
-// appliedBy sets the applier of every def.
+// appliedBy sets the applier of every def but the throttled replica
+// lists, which the replication throttles follow (ApplyReplicationQuotas):
+// the logs have no use for them.
 func appliedBy(a Applier, defs []*Def) []*Def {
 	for _, d := range defs {
 		d.AppliedBy = a
+		if strings.HasSuffix(d.Name, ".replication.throttled.replicas") {
+			d.AppliedBy = ApplyReplicationQuotas
+		}
 	}
 	return defs
 }
+
+// throttledReplicas checks a throttled replica list as Kafka's
+// ThrottledReplicaListValidator: the literal * or partition:broker pairs.
+func throttledReplicas(name string) func(string) error {
+	return func(v string) error {
+		if strings.TrimSpace(v) == "*" {
+			return nil
+		}
+		for _, item := range strings.Split(v, ",") {
+			if !throttledReplicaPattern.MatchString(strings.TrimSpace(item)) {
+				return fmt.Errorf("%s must be the literal '*' or a list of replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...", name)
+			}
+		}
+		return nil
+	}
+}
+
+var throttledReplicaPattern = regexp.MustCompile(`^([0-9]+:[0-9]+)?$`)
 
 func gzipLevel(v string) error {
 	if v == "-1" {

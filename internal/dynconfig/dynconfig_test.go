@@ -119,7 +119,7 @@ func TestUnappliedListsDynamicKeysWithoutAnApplier(t *testing.T) {
 	if len(c.Unapplied()) == 0 {
 		t.Fatal("no applier registered, yet every dynamic key has one")
 	}
-	for _, a := range []config.Applier{config.ApplyLogs, config.ApplyListenerSecurity, config.ApplyConnectionLimits, config.ApplyPolicies} {
+	for _, a := range []config.Applier{config.ApplyLogs, config.ApplyListenerSecurity, config.ApplyConnectionLimits, config.ApplyPolicies, config.ApplyReplicationQuotas} {
 		c.Register(a, dynconfig.Applier{Apply: func(dynconfig.Change) {}})
 	}
 	if u := c.Unapplied(); len(u) != 0 {

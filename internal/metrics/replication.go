@@ -16,6 +16,10 @@ type ReplicationStats struct {
 	ISRShrinks, ISRExpands                  uint64
 	MaxLag                                  int64
 	ReplicationBytesOut, ReplicationBytesIn uint64
+	// The replication throttles: each side's byte rate of its throttled
+	// partitions, and the partition reads it withheld while over its rate.
+	LeaderThrottleByteRate, FollowerThrottleByteRate float64
+	LeaderThrottleWithheld, FollowerThrottleWithheld uint64
 }
 
 // WatchReplication exports the replication series read returns, as
@@ -25,7 +29,9 @@ type ReplicationStats struct {
 // kafka.server:type=ReplicaFetcherManager,name=MaxLag,
 // kafka.controller:type=KafkaController,name=OfflinePartitionsCount and
 // kafka.server:type=BrokerTopicMetrics (ReplicationBytesOutPerSec,
-// ReplicationBytesInPerSec) metrics; Kafka's per-second meters are
+// ReplicationBytesInPerSec) metrics, and the replication throttles'
+// byte rates as Kafka's LeaderReplication and FollowerReplication
+// byte-rate; Kafka's per-second meters are
 // counters here, for rate(). read runs at scrape time. A later call
 // replaces the earlier source.
 func (m *Broker) WatchReplication(read func() ReplicationStats) {
@@ -53,8 +59,12 @@ var (
 		"Record bytes sent to followers (Kafka's ReplicationBytesOutPerSec); not in kbroker_topic_bytes_out_total nor charged to client quotas.", nil, nil)
 	replicationBytesInDesc = prometheus.NewDesc("kbroker_replication_bytes_in_total",
 		"Record bytes appended from leaders by this broker's replica fetchers (Kafka's ReplicationBytesInPerSec).", nil, nil)
+	throttleByteRateDesc = prometheus.NewDesc("kbroker_replication_throttle_byte_rate",
+		"Bytes per second of the partitions the replication throttles name, on the leader's side (type=\"LeaderReplication\": sent, against leader.replication.throttled.rate) and the follower's (type=\"FollowerReplication\": fetched, against follower.replication.throttled.rate), as Kafka's byte-rate of those types.", []string{"type"}, nil)
+	throttleWithheldDesc = prometheus.NewDesc("kbroker_replication_throttle_withheld_total",
+		"Partition reads of replicas out of the ISR that a replication throttle left out while over its rate (type as kbroker_replication_throttle_byte_rate): above 0 and growing, a throttle is slowing a reassignment or a catch-up.", []string{"type"}, nil)
 	replicationDescs = []*prometheus.Desc{leaderCountDesc, underReplicatedDesc, underMinISRDesc, atMinISRDesc, offlineDesc,
-		isrShrinksDesc, isrExpandsDesc, maxLagDesc, replicationBytesOutDesc, replicationBytesInDesc}
+		isrShrinksDesc, isrExpandsDesc, maxLagDesc, replicationBytesOutDesc, replicationBytesInDesc, throttleByteRateDesc, throttleWithheldDesc}
 )
 
 // replicationCollector reads the source WatchReplication last set; none,
@@ -91,4 +101,12 @@ func (c replicationCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(maxLagDesc, float64(st.MaxLag))
 	counter(replicationBytesOutDesc, st.ReplicationBytesOut)
 	counter(replicationBytesInDesc, st.ReplicationBytesIn)
+	for _, side := range []struct {
+		name     string
+		rate     float64
+		withheld uint64
+	}{{"LeaderReplication", st.LeaderThrottleByteRate, st.LeaderThrottleWithheld}, {"FollowerReplication", st.FollowerThrottleByteRate, st.FollowerThrottleWithheld}} {
+		ch <- prometheus.MustNewConstMetric(throttleByteRateDesc, prometheus.GaugeValue, side.rate, side.name)
+		ch <- prometheus.MustNewConstMetric(throttleWithheldDesc, prometheus.CounterValue, float64(side.withheld), side.name)
+	}
 }

@@ -11,9 +11,12 @@ import (
 // comes whole even when larger (KIP-74), so a consumer always progresses.
 type FetchRead struct {
 	maxBytes, total int32
-	watch           bool
-	readCommitted   bool
-	keys            []Key // the partitions read, when watching
+	// throttled is the bytes read of partitions the leader's replication
+	// throttle names (ThrottledBytes).
+	throttled     int
+	watch         bool
+	readCommitted bool
+	keys          []Key // the partitions read, when watching
 	// FromFiles leaves reads of storage.FileRangeMin bytes or more in
 	// their segment files (Fetched.File), for a sender that sends them
 	// with sendfile (plaintext listeners).
@@ -71,16 +74,28 @@ func (f *FetchRead) Partition(pt *Partition, leaderEpoch int32, offset int64, pa
 // Follower reads pt for the follower from (Partition.FollowerFetch)
 // within partitionMax and the answer's budget; logStart is the follower's
 // log start offset from its request (-1: not sent). With FromFiles, it is
-// read from its segment files as a consumer's read is.
+// read from its segment files as a consumer's read is. A partition the
+// replication throttle holds back for this follower now reads nothing
+// (throttle.go), but the fetch still counts as the follower's.
 func (f *FetchRead) Follower(pt *Partition, from ReplicaState, leaderEpoch int32, offset, logStart int64, partitionMax int32) (Fetched, error) {
 	if f.watch {
 		f.keys = append(f.keys, pt.Key)
 	}
 	limit := min(partitionMax, f.maxBytes-f.total)
-	fetched, err := pt.followerFetch(from, leaderEpoch, offset, logStart, max(limit, 0), f.total == 0, f.FromFiles)
+	withhold, throttled := pt.leaderWithholds(from.ID, time.Now())
+	fetched, err := pt.followerFetch(from, leaderEpoch, offset, logStart, max(limit, 0), f.total == 0, f.FromFiles, withhold)
 	f.total += int32(fetched.Len())
+	if throttled {
+		f.throttled += fetched.Len()
+	}
 	return fetched, err
 }
+
+// ThrottledBytes is the bytes read by Follower of partitions the leader's
+// replication throttle names: the sender counts them toward its quota
+// once the answer is final (Partitions.CountReplicationBytesOut), not on
+// every read of a long poll.
+func (f *FetchRead) ThrottledBytes() int { return f.throttled }
 
 // Reached reports whether the answer holds at least minBytes.
 func (f *FetchRead) Reached(minBytes int32) bool { return f.total >= minBytes }

@@ -96,6 +96,10 @@ type followed struct {
 	// lag is the leader's high watermark in the last answer minus this
 	// log's end then (Stats.MaxLag).
 	lag atomic.Int64
+	// inSync is set while the last answer left this replica with the
+	// leader's high watermark (Kafka's PartitionFetchState
+	// isReplicaInSync): the follower's throttle never holds it back.
+	inSync bool
 }
 
 // StartFetchers starts following: now, and again whenever the metadata
@@ -349,9 +353,13 @@ func (f *Fetchers) fetchOnce(ft *fetcher, parts map[Key]*followed) bool {
 	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = int32(f.opts.MaxWait/time.Millisecond), f.opts.MinBytes, f.opts.MaxBytes
 	req.SessionID, req.SessionEpoch = 0, -1 // a full fetch every time: no fetch session
 	byTopic := map[meta.TopicID]int{}
+	throttle := f.p.throttle.follower
 	for _, fp := range parts {
 		if !fp.checked {
 			continue
+		}
+		if !fp.inSync && throttle.Throttled(fp.topic, fp.partition) && throttle.Withhold(time.Now()) {
+			continue // the follower's replication throttle (throttle.go)
 		}
 		i, ok := byTopic[fp.id]
 		if !ok {
@@ -422,10 +430,14 @@ func (f *Fetchers) fetchOnce(ft *fetcher, parts map[Key]*followed) bool {
 					continue
 				}
 				f.p.counters.bytesIn.Add(uint64(len(rp.RecordBatches)))
+				if throttle.Throttled(fp.topic, fp.partition) {
+					throttle.Record(len(rp.RecordBatches), now)
+				}
 			}
 			if rp.HighWatermark >= 0 {
 				fp.log.SetHighWatermark(rp.HighWatermark) // clamped to this log's end
 				fp.lag.Store(max(rp.HighWatermark-fp.log.LogEndOffset(), 0))
+				fp.inSync = fp.log.LogEndOffset() >= rp.HighWatermark
 			}
 			if err := followLogStart(fp.log, rp.LogStartOffset); err != nil {
 				f.p.log.Warn("replica fetcher: moving the log start offset", "topic", fp.topic, "partition", fp.partition, "leader_log_start", rp.LogStartOffset, "err", err)

@@ -209,7 +209,7 @@ type ReplicaState struct {
 // (not the high watermark: a follower copies the whole log) and the high
 // watermark, from which the follower learns what is committed.
 func (pt *Partition) FollowerFetch(from ReplicaState, leaderEpoch int32, offset, logStart int64, maxBytes int32, minOneBatch bool) (Fetched, error) {
-	return pt.followerFetch(from, leaderEpoch, offset, logStart, maxBytes, minOneBatch, false)
+	return pt.followerFetch(from, leaderEpoch, offset, logStart, maxBytes, minOneBatch, false, false)
 }
 
 // FollowerFetchFile is FollowerFetch for a sender that can send from
@@ -217,10 +217,12 @@ func (pt *Partition) FollowerFetch(from ReplicaState, leaderEpoch int32, offset,
 // segment file (Fetched.File), so copying a partition to a follower costs
 // no copy through user space, as a consumer's fetch does not.
 func (pt *Partition) FollowerFetchFile(from ReplicaState, leaderEpoch int32, offset, logStart int64, maxBytes int32, minOneBatch bool) (Fetched, error) {
-	return pt.followerFetch(from, leaderEpoch, offset, logStart, maxBytes, minOneBatch, true)
+	return pt.followerFetch(from, leaderEpoch, offset, logStart, maxBytes, minOneBatch, true, false)
 }
 
-func (pt *Partition) followerFetch(from ReplicaState, leaderEpoch int32, offset, logStart int64, maxBytes int32, minOneBatch, asFile bool) (Fetched, error) {
+// followerFetch is FollowerFetch; withhold answers with the offsets and no
+// records (the replication throttle, throttle.go).
+func (pt *Partition) followerFetch(from ReplicaState, leaderEpoch int32, offset, logStart int64, maxBytes int32, minOneBatch, asFile, withhold bool) (Fetched, error) {
 	replicaID := from.ID
 	none := Fetched{HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1}
 	if err := pt.CheckLeaderEpoch(leaderEpoch); err != nil {
@@ -244,6 +246,11 @@ func (pt *Partition) followerFetch(from ReplicaState, leaderEpoch int32, offset,
 		ld.alterISR(expand)
 	}
 	var res storage.ReadResult
+	if withhold && offset >= pt.log.LogStartOffset() && offset <= pt.log.LogEndOffset() {
+		// An offset out of range is still refused: the follower must
+		// learn it, throttled or not.
+		return Fetched{HighWatermark: pt.HighWatermark(), LastStableOffset: pt.LastStableOffset(), LogStartOffset: pt.LogStartOffset()}, nil
+	}
 	if asFile {
 		res, err = pt.log.ReadRangeUpTo(offset, maxBytes, minOneBatch, pt.log.LogEndOffset())
 	} else {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"kbroker/internal/meta"
+	"kbroker/internal/replquota"
 	"kbroker/internal/storage"
 )
 
@@ -28,6 +29,8 @@ type Partition struct {
 	delayed *DelayedQueue[Key]
 	// leader is set when the partition has followers (leader.go).
 	leader *leadership
+	// throttle is the leader's replication quota (throttle.go).
+	throttle *replquota.Quota
 }
 
 // Replicated reports whether the partition has followers, whose fetches
@@ -49,7 +52,7 @@ func (p *Partitions) Lead(snap *meta.Snapshot, t *meta.Topic, partition int32) (
 	if err != nil {
 		return Partition{}, fmt.Errorf("%w: %v", storage.ErrStorage, err)
 	}
-	pt := Partition{PartitionState: st, Key: Key{t.ID, partition}, Topic: t.Name, log: l, delayed: p.delayed}
+	pt := Partition{PartitionState: st, Key: Key{t.ID, partition}, Topic: t.Name, log: l, delayed: p.delayed, throttle: p.throttle.leader}
 	if len(st.Replicas) > 1 {
 		pt.leader = p.lead(pt.Key, t.Name, st, l)
 	} else if l.Replicated() {

@@ -39,6 +39,7 @@ type Partitions struct {
 	hw   hwCheckpoints    // hw_checkpoint.go
 
 	counters replicationCounters // stats.go
+	throttle throttles           // throttle.go
 }
 
 // New wires logs to store and starts following metadata changes; the open
@@ -48,6 +49,7 @@ func New(b *config.Broker, store *meta.Store, configs *dynconfig.Configs, logs *
 	p := &Partitions{broker: b, store: store, logs: logs, log: log, onDeleted: onDeleted,
 		self: []int32{b.NodeID}, delayed: NewDelayedQueue[Key]()}
 	p.registerLogConfigs(configs)
+	p.registerThrottles(configs)
 	if err := p.loadHWCheckpoints(); err != nil {
 		// Every replicated log then starts from its log start offset:
 		// nothing uncommitted is shown, and followers' fetches move it.

@@ -39,6 +39,8 @@ type Stats struct {
 	// (ReplicationBytesOutPerSec, ReplicationBytesInPerSec); client
 	// bytes-out and quotas do not count them.
 	ReplicationBytesOut, ReplicationBytesIn uint64
+	// Throttles are the replication throttles' rates (throttle.go).
+	Throttles ThrottleStats
 }
 
 // replicationCounters are the counters Stats reports.
@@ -46,9 +48,6 @@ type replicationCounters struct {
 	isrShrinks, isrExpands atomic.Uint64
 	bytesOut, bytesIn      atomic.Uint64
 }
-
-// CountReplicationBytesOut counts n record bytes sent to a follower.
-func (p *Partitions) CountReplicationBytesOut(n int) { p.counters.bytesOut.Add(uint64(n)) }
 
 // count counts a committed ISR change from before to after members.
 func (c *replicationCounters) count(before, after int) {
@@ -101,6 +100,7 @@ func (p *Partitions) Stats(controller bool, f *Fetchers) Stats {
 	}
 	st.ISRShrinks, st.ISRExpands = p.counters.isrShrinks.Load(), p.counters.isrExpands.Load()
 	st.ReplicationBytesOut, st.ReplicationBytesIn = p.counters.bytesOut.Load(), p.counters.bytesIn.Load()
+	st.Throttles = p.throttleStats()
 	if f != nil {
 		st.MaxLag = f.maxLag()
 	}

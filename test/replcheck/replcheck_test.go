@@ -8,7 +8,10 @@
 // and its etcd session (so it leaves the ISR and loses its leaderships
 // while it still believes in them), restarts it with SIGTERM, or kill -9s
 // two brokers at once (ISRs of one, offline partitions, acks=all refused)
-// and restarts them in either order.
+// and restarts them in either order; or it restarts the etcd member (stop,
+// then start on the same data directory and port), or cuts one broker off
+// from etcd for longer than its session, clients and other brokers still
+// reaching it, and restores it.
 //
 // Afterwards, once every broker is back in every ISR and the producers
 // have stopped, each replica's log is read from its segment files, and:
@@ -22,15 +25,19 @@
 //     record that was not committed and later vanished).
 //
 // Each broker advertises a relay with a stable address (test/tcprelay), so
-// clients and fetchers follow a broker across restarts on new ports. What
-// is not injected: network partitions (the relays could drop traffic, but
-// not asymmetrically per peer), clock faults, disk faults, etcd faults.
+// clients and fetchers follow a broker across restarts on new ports, and
+// reaches etcd through a relay of its own, which the etcd partition cuts.
+// What is not injected: partitions between brokers or from clients (the
+// relays could drop traffic, but not asymmetrically per peer), clock
+// faults, disk faults, the loss of etcd's data.
 //
 // The default run is sized for CI (5 faults, about a minute on 2 busy
 // cores). The long run, for BENCHMARKS.md:
 //
 //	go test -count=1 -timeout 60m -run TestReplCheck -v ./test/replcheck -args -replcheck.faults=200
 //
+// -replcheck.only picks the faults (-replcheck.only="etcd restart,etcd
+// partition"); -replcheck.etcd-faults=false leaves etcd alone.
 // -replcheck.seed replays a run's random choices (the seed is logged); the
 // brokers' timing is not replayed.
 package replcheck
@@ -41,6 +48,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,6 +58,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/cluster/etcdtest"
 	"kbroker/internal/testbin"
@@ -61,7 +70,29 @@ var (
 	flagProducers  = flag.Int("replcheck.producers", 3, "idempotent acks=all producers")
 	flagPartitions = flag.Int("replcheck.partitions", 3, "partitions of the topic")
 	flagSeed       = flag.Int64("replcheck.seed", 0, "seed of the nemesis' choices (0: the time)")
+	flagEtcdFaults = flag.Bool("replcheck.etcd-faults", true, "also restart etcd and cut a broker off from it")
+	flagOnly       = flag.String("replcheck.only", "", "inject only these faults, comma-separated (of: "+strings.Join(allFaults, ", ")+")")
 )
+
+// allFaults are the nemesis' faults, in the order a seed picks them by.
+var allFaults = []string{"kill -9", "SIGSTOP", "SIGTERM", "two kill -9", "etcd restart", "etcd partition"}
+
+// faultKinds are the faults this run picks from.
+func faultKinds(t *testing.T) []string {
+	if *flagOnly != "" {
+		only := strings.Split(*flagOnly, ",")
+		for _, k := range only {
+			if !slices.Contains(allFaults, k) {
+				t.Fatalf("-replcheck.only: no fault %q (of %q)", k, allFaults)
+			}
+		}
+		return only
+	}
+	if *flagEtcdFaults {
+		return allFaults
+	}
+	return allFaults[:4]
+}
 
 func TestMain(m *testing.M) { os.Exit(testbin.Run(m)) }
 
@@ -79,7 +110,10 @@ type node struct {
 	id    int32
 	b     *testbin.Broker
 	relay *tcprelay.Relay
-	proc  *testbin.Proc
+	// etcdRelay carries the broker's connections to etcd: pointed nowhere,
+	// the broker is cut off from etcd.
+	etcdRelay *tcprelay.Relay
+	proc      *testbin.Proc
 	// down: killed or shut down, not yet restarted.
 	down bool
 }
@@ -127,13 +161,15 @@ func TestReplCheck(t *testing.T) {
 	started := time.Now()
 
 	etcd := etcdtest.Start(t)
+	etcdAddr := strings.TrimPrefix(etcd.Endpoint(), "http://")
 	var nodes []*node
 	var seeds []string
 	for id := int32(1); id <= 3; id++ {
-		n := &node{id: id, relay: tcprelay.New(t, tcprelay.RefuseWhileDown())}
+		n := &node{id: id, relay: tcprelay.New(t, tcprelay.RefuseWhileDown()), etcdRelay: tcprelay.New(t, tcprelay.RefuseWhileDown())}
+		n.etcdRelay.Point(etcdAddr)
 		n.b = testbin.NewBroker(t, map[string]string{
 			"node.id":                          strconv.Itoa(int(id)),
-			"metadata.etcd.endpoints":          etcd.Endpoint(),
+			"metadata.etcd.endpoints":          "http://" + n.etcdRelay.Addr(),
 			"metadata.etcd.session.timeout.ms": strconv.Itoa(int(session / time.Millisecond)),
 			"advertised.listeners":             "PLAINTEXT://" + n.relay.Addr(),
 			"replica.lag.time.max.ms":          strconv.Itoa(int(lagMax / time.Millisecond)),
@@ -182,7 +218,9 @@ func TestReplCheck(t *testing.T) {
 	consuming.Go(func() { c.run(consumerCtx, t, seeds) })
 
 	kinds := map[string]int{}
+	faults := faultKinds(t)
 	unhealthy := 0
+	expired := 0 // etcd partitions that outlasted the broker's session
 	for k := range *flagFaults {
 		if !waitFor(ctx, 40*time.Second, func() bool { return healthy(ctx, adm) }) {
 			unhealthy++
@@ -191,16 +229,47 @@ func TestReplCheck(t *testing.T) {
 		time.Sleep(time.Duration(1000+rng.Intn(2000)) * time.Millisecond)
 		n := nodes[rng.Intn(len(nodes))]
 		acked := h.ackedCount()
-		var what, kind string
-		switch rng.Intn(4) {
-		case 3:
+		kind := faults[rng.Intn(len(faults))]
+		var what string
+		switch kind {
+		case "etcd restart":
+			// etcd goes away and comes back with its data: the brokers'
+			// sessions and watches must survive it or be made again, and
+			// no decision taken before it may be lost or taken twice.
+			down := time.Duration(500+rng.Intn(2500)) * time.Millisecond
+			what = fmt.Sprintf("restart of etcd (down %v)", down.Round(100*time.Millisecond))
+			etcd.Stop()
+			time.Sleep(down)
+			if err := etcd.Start(); err != nil {
+				t.Fatalf("restarting etcd: %v", err)
+			}
+		case "etcd partition":
+			// One broker cut off from etcd longer than its session, still
+			// serving clients and peers: it loses its leaderships in etcd
+			// while it may still believe in them, as under SIGSTOP, but
+			// running all along.
+			cut := session + time.Duration(1500+rng.Intn(3000))*time.Millisecond
+			what = fmt.Sprintf("partition from etcd (%v)", cut.Round(100*time.Millisecond))
+			other := nodes[int(n.id)%len(nodes)]
+			n.etcdRelay.Point("")
+			end := time.Now().Add(cut)
+			// The fault bites once the session expired: the other
+			// brokers no longer list this one.
+			if waitFor(ctx, cut, func() bool { return registeredAt(ctx, admin, other.id) == 2 }) {
+				expired++
+			} else {
+				what += ", its session outlived it"
+			}
+			time.Sleep(time.Until(end))
+			n.etcdRelay.Point(etcdAddr)
+		case "two kill -9":
 			// Two brokers down at once: the ISRs shrink to one, acks=all
 			// stops (min.insync.replicas 2), partitions whose last ISR
 			// member is down go offline, and the two restarted brokers
 			// (in either order) must elect, truncate and catch up without
 			// losing what was acknowledged.
 			other := nodes[(int(n.id)+rng.Intn(2))%len(nodes)]
-			kind, what = "two kill -9", fmt.Sprintf("kill -9 of broker %d, then", other.id)
+			what = fmt.Sprintf("kill -9 of broker %d, then", other.id)
 			other.kill(t)
 			time.Sleep(time.Duration(rng.Intn(1500)) * time.Millisecond)
 			n.kill(t)
@@ -213,24 +282,28 @@ func TestReplCheck(t *testing.T) {
 			time.Sleep(time.Duration(rng.Intn(2000)) * time.Millisecond)
 			second.start(t)
 			what += " kill -9"
-		case 0:
-			kind, what = "kill -9", "kill -9"
+		case "kill -9":
+			what = "kill -9"
 			n.kill(t)
 			time.Sleep(time.Duration(500+rng.Intn(2500)) * time.Millisecond)
 			n.start(t)
-		case 1:
+		case "SIGSTOP":
 			pause := lagMax + time.Duration(500+rng.Intn(3000))*time.Millisecond
-			kind, what = "SIGSTOP", fmt.Sprintf("SIGSTOP %v", pause.Round(100*time.Millisecond))
+			what = fmt.Sprintf("SIGSTOP %v", pause.Round(100*time.Millisecond))
 			n.signal(t, syscall.SIGSTOP)
 			time.Sleep(pause)
 			n.signal(t, syscall.SIGCONT)
-		default:
-			kind, what = "SIGTERM", "SIGTERM and restart"
+		default: // SIGTERM
+			what = "SIGTERM and restart"
 			n.terminate(t)
 			n.start(t)
 		}
 		kinds[kind]++
-		t.Logf("fault %d: %s of broker %d (%d records acknowledged before it)", k+1, what, n.id, acked)
+		if kind == "etcd restart" {
+			t.Logf("fault %d: %s (%d records acknowledged before it)", k+1, what, acked)
+		} else {
+			t.Logf("fault %d: %s of broker %d (%d records acknowledged before it)", k+1, what, n.id, acked)
+		}
 	}
 	for _, n := range nodes {
 		if n.down {
@@ -289,8 +362,8 @@ func TestReplCheck(t *testing.T) {
 			failed[a.err]++
 		}
 	}
-	t.Logf("%v: faults %v (%d injected while not healthy); %d records acknowledged, failed %v; consumer read %d",
-		time.Since(started).Round(time.Second), kinds, unhealthy, okCount, failed, len(c.reads))
+	t.Logf("%v: faults %v (%d injected while not healthy; %d etcd partitions expired the session); %d records acknowledged, failed %v; consumer read %d",
+		time.Since(started).Round(time.Second), kinds, unhealthy, expired, okCount, failed, len(c.reads))
 	if okCount == 0 {
 		t.Error("no record was acknowledged: the run checked nothing")
 	}
@@ -419,6 +492,19 @@ func (c *consumer) run(ctx context.Context, t *testing.T, seeds []string) {
 			c.reads = append(c.reads, seen{r.Partition, r.Offset, string(r.Value)})
 		})
 	}
+}
+
+// registeredAt is how many brokers the metadata of broker id lists (0
+// when it does not answer): a broker cut off from etcd lists what it last
+// knew, the others what etcd says.
+func registeredAt(ctx context.Context, cl *kgo.Client, id int32) int {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl.Broker(int(id)))
+	if err != nil {
+		return 0
+	}
+	return len(resp.Brokers)
 }
 
 // liveBrokers is how many brokers the metadata lists.
