@@ -1,12 +1,14 @@
 package replica
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"kbroker/internal/meta"
 	"kbroker/internal/testkit"
 )
 
@@ -48,4 +50,27 @@ func waitForLogs(t *testing.T, p *Partitions, dir, topic string, partitions ...i
 			}
 		}
 	}
+}
+
+// A bulk creation of more partitions than createOnAssignmentMax leaves
+// their logs to first use, so that thousands of idle partitions cost no
+// open log; the first request creates one as before.
+func TestBulkCreationLeavesLogsToFirstUse(t *testing.T) {
+	k := testkit.NewBrokerBase(t)
+	p := New(k.Config, k.Store, k.Configs, k.Logs, k.Logger)
+	bulk, err := k.Store.CreateTopic(context.Background(), meta.Topic{Name: "bulk", Partitions: createOnAssignmentMax + 1, ReplicationFactor: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A small topic created next gets its log in the background; by then
+	// the bulk topic's, had they been started first, would be appearing.
+	small := createTopic(t, k.Store, "small", []int32{1})
+	waitForLogs(t, p, k.Config.LogDirs[0], small.Name, 0)
+	if ds, _ := filepath.Glob(filepath.Join(k.Config.LogDirs[0], "bulk-*")); len(ds) != 0 {
+		t.Fatalf("%d of the bulk topic's %d partitions got a log before any request", len(ds), bulk.Partitions)
+	}
+	if _, err := p.Lead(k.Store.Snapshot(), bulk, 7); err != nil {
+		t.Fatal(err)
+	}
+	waitForLogs(t, p, k.Config.LogDirs[0], bulk.Name, 7)
 }

@@ -259,12 +259,22 @@ func (p *Partitions) DeleteStrayLogs(snap *meta.Snapshot) {
 // one is a dozen small file operations, which overlap well.
 const createWorkers = 4
 
+// createOnAssignmentMax is the most new replicas one metadata change may
+// give this broker for createAssigned to create their logs at once. A
+// larger change is a bulk creation (thousands of topics' partitions in a
+// few requests), whose partitions, mostly idle, get their logs on first
+// use as at startup: an open log holds about 1.6 KB of heap and its
+// deferred creation fsyncs at Close, which would make such a broker's
+// memory and shutdown grow with partitions nobody writes.
+const createOnAssignmentMax = 1000
+
 // createAssigned creates (or opens) in the background the logs of the
 // partitions ev made this broker a replica of — a new topic, added
 // partitions, a reassignment here — as Kafka's broker creates a replica's
 // log when it applies the metadata that assigns it, rather than on the
 // first request for it: the first produce, fetch or ListOffsets of a new
-// topic then finds its log open. It runs off the store's goroutine, since
+// topic then finds its log open. A change of more than
+// createOnAssignmentMax replicas is left to first use. It runs off the store's goroutine, since
 // a listener must not block; each open rechecks the current metadata
 // (opener), so a partition deleted or reassigned away meanwhile is left
 // alone.
@@ -296,7 +306,7 @@ func (p *Partitions) createAssigned(ev meta.Event) {
 			}
 		}
 	}
-	if len(open) == 0 {
+	if len(open) == 0 || len(open) > createOnAssignmentMax {
 		return
 	}
 	work := make(chan func() error, len(open))
