@@ -274,10 +274,10 @@ const createOnAssignmentMax = 1000
 // log when it applies the metadata that assigns it, rather than on the
 // first request for it: the first produce, fetch or ListOffsets of a new
 // topic then finds its log open. A change of more than
-// createOnAssignmentMax replicas is left to first use. It runs off the store's goroutine, since
-// a listener must not block; each open rechecks the current metadata
-// (opener), so a partition deleted or reassigned away meanwhile is left
-// alone.
+// createOnAssignmentMax replicas is left to first use. It runs off the
+// store's goroutine, since a listener must not block; each open rechecks
+// the current metadata (opener), so a partition deleted or reassigned
+// away meanwhile is left alone.
 func (p *Partitions) createAssigned(ev meta.Event) {
 	var open []func() error
 	add := func(t *meta.Topic, partition int32) {
