@@ -226,7 +226,22 @@ func (r *fuzzRun) probe() {
 	if first.ErrorCode != kerr.MemberIDRequired.Code {
 		t.Fatalf("probe join: error %d, want MEMBER_ID_REQUIRED", first.ErrorCode)
 	}
-	joined, _ := c.Join(ctx, joinReq(group, first.MemberID), Client{ID: "probe"})
+	// The first rebalance of the empty group completes on a zero-delay
+	// timer (group.initial.rebalance.delay.ms=0), which the test's clock
+	// fires only when moved.
+	answer := make(chan *kmsg.JoinGroupResponse, 1)
+	go func() {
+		resp, _ := c.Join(ctx, joinReq(group, first.MemberID), Client{ID: "probe"})
+		answer <- resp
+	}()
+	var joined *kmsg.JoinGroupResponse
+	for joined == nil {
+		select {
+		case joined = <-answer:
+		case <-time.After(time.Millisecond):
+			r.h.advance(0)
+		}
+	}
 	if joined.ErrorCode != 0 || joined.LeaderID != first.MemberID {
 		t.Fatalf("probe join with its member id: error %d, leader %q (want itself)", joined.ErrorCode, joined.LeaderID)
 	}

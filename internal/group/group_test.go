@@ -106,6 +106,34 @@ func TestInitialRebalanceDelayWaitsForMoreMembers(t *testing.T) {
 	}
 }
 
+// With group.initial.rebalance.delay.ms=0 the first rebalance of an empty
+// group completes on a zero-delay timer with the members that have joined,
+// as Kafka's does (prepareRebalance never completes an initial rebalance
+// inline): a member still owing its rejoin after MEMBER_ID_REQUIRED is not
+// waited for, and starts the next rebalance when it joins.
+func TestInitialRebalanceWithoutDelayDoesNotWaitForPendingMembers(t *testing.T) {
+	h := newHarness(t, testConfig())
+	pending := answered(t, h.join(joinReq("g", "")))
+	if pending.ErrorCode != kerr.MemberIDRequired.Code {
+		t.Fatalf("first join: error %d, want MEMBER_ID_REQUIRED", pending.ErrorCode)
+	}
+	a, aJoin := h.joinNew("g")
+	ra := answered(t, aJoin)
+	if ra.Generation != 1 || ra.LeaderID != a || len(ra.Members) != 1 {
+		t.Fatalf("first generation: generation %d, leader %q, %d members; want 1, %q, 1", ra.Generation, ra.LeaderID, len(ra.Members), a)
+	}
+	bJoin := h.join(joinReq("g", pending.MemberID))
+	parked(t, bJoin) // a rebalance that waits for a to rejoin
+	if s := answered(t, h.sync("g", a, 1, map[string]string{a: "all"})); s.ErrorCode != kerr.RebalanceInProgress.Code {
+		t.Fatalf("a's sync of generation 1: error %d, want REBALANCE_IN_PROGRESS", s.ErrorCode)
+	}
+	ra = answered(t, h.join(joinReq("g", a)))
+	rb := answered(t, bJoin)
+	if ra.Generation != 2 || rb.Generation != 2 || len(ra.Members) != 2 {
+		t.Fatalf("second generation: %d and %d, leader got %d members; want 2, 2, 2", ra.Generation, rb.Generation, len(ra.Members))
+	}
+}
+
 func TestSessionExpiryRemovesMember(t *testing.T) {
 	h := newHarness(t, testConfig())
 	a, b := h.stableTwoMembers("g")

@@ -124,7 +124,17 @@ func (h *harness) join(req *kmsg.JoinGroupRequest) chan *kmsg.JoinGroupResponse 
 	h.do(func(s *shard) {
 		s.join(req, Client{ID: "client", Host: "/127.0.0.1"}, func(r *kmsg.JoinGroupResponse) { ch <- r })
 	})
+	h.fireZeroDelay()
 	return ch
+}
+
+// fireZeroDelay runs what the last request scheduled to run at once, as a
+// real clock would before the next request: with
+// group.initial.rebalance.delay.ms=0 the first rebalance of an empty group
+// completes on such a timer, re-armed once while members keep joining.
+func (h *harness) fireZeroDelay() {
+	h.advance(0)
+	h.advance(0)
 }
 
 // answered returns the answer on ch, failing if there is none yet.

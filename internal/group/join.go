@@ -389,10 +389,14 @@ func (s *shard) prepareRebalance(g *group) {
 	g.joinTimer.Stop()
 	initial := g.state == Empty
 	g.transition(PreparingRebalance, s.now())
-	if initial && s.cfg.InitialRebalanceDelay > 0 {
+	if initial {
 		// The first rebalance of an empty group waits for more members
 		// (group.initial.rebalance.delay.ms), re-arming while they keep
-		// coming, but never past the rebalance timeout.
+		// coming, but never past the rebalance timeout. As in Kafka it
+		// is never completed inline, even with a zero delay: it then
+		// completes on the next turn of the loop that no join extends,
+		// with the members that have joined, not waiting for those still
+		// owing their rejoin after MEMBER_ID_REQUIRED.
 		delay := s.cfg.InitialRebalanceDelay
 		remaining := max(g.rebalanceTimeout()-delay, 0)
 		g.newMemberAdded, g.initialDelay = false, true

@@ -1,7 +1,9 @@
 package replica
 
 import (
+	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"slices"
 	"sync"
@@ -20,7 +22,12 @@ type Partitions struct {
 	logs   *storage.Manager
 	log    *slog.Logger
 
-	mu sync.Mutex // serialises opening, so a partition is opened once
+	// mu is read-locked while a log is opened and write-locked while logs
+	// are deleted, so that no deletion runs under an opening; opening
+	// (striped by partition) makes each partition open once, with its
+	// high watermark restored once, while different ones open at once.
+	mu      sync.RWMutex
+	opening [64]sync.Mutex
 
 	// self is the replica set of a partition placed before placement was
 	// recorded: this broker alone.
@@ -71,14 +78,17 @@ func (p *Partitions) Log(snap *meta.Snapshot, t *meta.Topic, partition int32) (*
 	if l := p.logs.Get(t.Name, partition); l != nil {
 		return l, nil
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.mu.RLock()
+	defer p.mu.RUnlock()
 	return p.openLocked(snap, t, partition)
 }
 
 // openLocked returns the log of partition of t, opening it if no one has
-// meanwhile. The caller holds p.mu.
+// meanwhile. The caller holds p.mu read-locked.
 func (p *Partitions) openLocked(snap *meta.Snapshot, t *meta.Topic, partition int32) (*storage.Log, error) {
+	mu := &p.opening[openingStripe(t.Name, partition, len(p.opening))]
+	mu.Lock()
+	defer mu.Unlock()
 	if l := p.logs.Get(t.Name, partition); l != nil {
 		return l, nil
 	}
@@ -138,8 +148,8 @@ func (p *Partitions) OpenAll(snap *meta.Snapshot) error {
 // from the snapshot, or apply deletes it after this open.
 func (p *Partitions) opener(topic string, partition int32) func() error {
 	return func() error {
-		p.mu.Lock()
-		defer p.mu.Unlock()
+		p.mu.RLock()
+		defer p.mu.RUnlock()
 		snap := p.store.Snapshot()
 		t := snap.Topic(topic)
 		if t == nil || partition >= t.Partitions || !p.IsReplica(snap, t, partition) {
@@ -178,6 +188,7 @@ func (p *Partitions) apply(ev meta.Event) {
 	}
 	p.dropLostLeaderships(ev)
 	p.deleteUnassigned(ev)
+	p.createAssigned(ev)
 }
 
 // deleteUnassigned deletes the logs of the partitions ev took this broker
@@ -244,4 +255,95 @@ func (p *Partitions) DeleteStrayLogs(snap *meta.Snapshot) {
 		}
 		p.deleteReplica(topic, Key{t.ID, partition})
 	})
+}
+
+// createWorkers is how many logs createAssigned creates at once: creating
+// one is a dozen small file operations, which overlap well.
+const createWorkers = 4
+
+// createOnAssignmentMax is the most new replicas one metadata change may
+// give this broker for createAssigned to create their logs at once. A
+// larger change is a bulk creation (thousands of topics' partitions in a
+// few requests), whose partitions, mostly idle, get their logs on first
+// use as at startup: an open log holds about 1.6 KB of heap and its
+// deferred creation fsyncs at Close, which would make such a broker's
+// memory and shutdown grow with partitions nobody writes.
+const createOnAssignmentMax = 1000
+
+// createAssigned creates (or opens) in the background the logs of the
+// partitions ev made this broker a replica of — a new topic, added
+// partitions, a reassignment here — as Kafka's broker creates a replica's
+// log when it applies the metadata that assigns it, rather than on the
+// first request for it: the first produce, fetch or ListOffsets of a new
+// topic then finds its log open. A change of more than
+// createOnAssignmentMax replicas is left to first use. It runs off the
+// store's goroutine, since a listener must not block; each open rechecks
+// the current metadata (opener), so a partition deleted or reassigned
+// away meanwhile is left alone.
+func (p *Partitions) createAssigned(ev meta.Event) {
+	var open []func() error
+	add := func(t *meta.Topic, partition int32) {
+		if !p.IsReplica(ev.Cur, t, partition) || p.wasReplica(ev.Old, t, partition) || p.logs.Get(t.Name, partition) != nil {
+			return
+		}
+		open = append(open, p.opener(t.Name, partition))
+	}
+	if ev.Full {
+		for _, t := range ev.Cur.AllTopics() {
+			for i := range t.Partitions {
+				add(t, i)
+			}
+		}
+	} else {
+		for _, name := range ev.ChangedTopics() {
+			if t := ev.Cur.Topic(name); t != nil {
+				for i := range t.Partitions {
+					add(t, i)
+				}
+			}
+		}
+		for _, k := range ev.ChangedPartitions() {
+			if t := ev.Cur.TopicByID(k.Topic); t != nil && k.Partition < t.Partitions {
+				add(t, k.Partition)
+			}
+		}
+	}
+	if len(open) == 0 || len(open) > createOnAssignmentMax {
+		return
+	}
+	work := make(chan func() error, len(open))
+	for _, fn := range open {
+		work <- fn
+	}
+	close(work)
+	for range min(createWorkers, len(open)) {
+		go func() {
+			for fn := range work {
+				if err := fn(); err != nil && !errors.Is(err, storage.ErrClosed) {
+					p.log.Warn("creating the log of a partition assigned here", "err", err)
+				}
+			}
+		}()
+	}
+}
+
+// wasReplica reports whether this broker held a replica of partition of t
+// (by id) in old.
+func (p *Partitions) wasReplica(old *meta.Snapshot, t *meta.Topic, partition int32) bool {
+	ot := old.TopicByID(t.ID)
+	return ot != nil && partition < ot.Partitions && p.IsReplica(old, ot, partition)
+}
+
+var openingSeed = maphash.MakeSeed()
+
+// openingStripe is the index of the opening lock of a partition.
+func openingStripe(topic string, partition int32, stripes int) int {
+	var h maphash.Hash
+	h.SetSeed(openingSeed)
+	h.WriteString(topic)
+	h.WriteByte(byte(partition))
+	h.WriteByte(byte(partition >> 8))
+	h.WriteByte(byte(partition >> 16))
+	h.WriteByte(byte(partition >> 24))
+	return int(h.Sum64() % uint64(stripes))
 }

@@ -38,9 +38,26 @@ type Manager struct {
 
 	// mu is read-locked by Get, which every produce and every fetched
 	// partition calls, so that readers do not queue behind one another.
+	// Log holds it only to look up and publish a log, not while it reads
+	// or creates its files, so that partitions open concurrently.
 	mu     sync.RWMutex
 	logs   map[partitionKey]*Log
 	closed bool
+	// opening holds the partitions whose files Log is reading or creating
+	// right now; their channel closes when it is done, so that a second
+	// caller waits for that log rather than opening it twice.
+	opening map[partitionKey]chan struct{}
+	// creating is read-locked by every Log call for its whole length and
+	// write-locked by what removes partition directories (DeleteTopic,
+	// DeletePartition) and by Close, so that none of them runs while a
+	// directory is half made.
+	creating sync.RWMutex
+	// partitionsIn counts the partition directories of each log dir
+	// (index as in dirs), as the log dirs held them when the Manager
+	// opened plus those created and minus those retired since: the load
+	// leastLoadedDir compares, kept so that creating a partition does not
+	// list every log dir.
+	partitionsIn []int
 	// deferred holds partitions that need no recovery and are opened on first
 	// use (Defer), each with the function that opens it.
 	deferred map[partitionKey]func() error
@@ -70,8 +87,9 @@ func OpenManager(dirs []string, logger *slog.Logger) (*Manager, error) {
 		logger = slog.Default()
 	}
 	m := &Manager{dirs: append([]string(nil), dirs...), logger: logger, logs: map[partitionKey]*Log{},
+		opening: map[partitionKey]chan struct{}{}, partitionsIn: make([]int, len(dirs)),
 		deferred: map[partitionKey]func() error{}, found: map[string]bool{}, FlushCheckIntervalMs: math.MaxInt64}
-	for _, d := range dirs {
+	for i, d := range dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("%w: log.dirs: creating log directory %s: %v", ErrStorage, d, err)
 		}
@@ -86,6 +104,7 @@ func OpenManager(dirs []string, logger *slog.Logger) (*Manager, error) {
 				m.removeAsync(filepath.Join(d, e.Name()))
 			case isPartitionDirName(e.Name()):
 				m.found[e.Name()] = true
+				m.partitionsIn[i]++
 			}
 		}
 	}
@@ -99,24 +118,59 @@ func partitionDirName(topic string, partition int32) string {
 // Log opens or creates partition (topic, partition) in "<dir>/<topic>-<partition>".
 // topicID is kept in partition.metadata as Kafka does, so that the directory of a
 // deleted topic recreated with the same name is recognised as stale and replaced.
+// Different partitions open concurrently; a caller asking for a partition
+// another is opening waits for that log.
 func (m *Manager) Log(topic string, partition int32, topicID [16]byte, cfg Config) (*Log, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return nil, ErrClosed
-	}
+	m.creating.RLock()
+	defer m.creating.RUnlock()
 	key := partitionKey{topic, partition}
-	if l := m.logs[key]; l != nil {
-		if id, ok := readTopicID(l.dir); ok && id == topicID {
-			l.SetConfig(cfg)
-			return l, nil
+	for {
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			return nil, ErrClosed
 		}
-		// The open log belongs to an earlier incarnation of the topic.
-		delete(m.logs, key)
-		if err := m.retire(l.dir, l); err != nil {
-			return nil, err
+		if l := m.logs[key]; l != nil {
+			if id, ok := readTopicID(l.dir); ok && id == topicID {
+				m.mu.Unlock()
+				l.SetConfig(cfg)
+				return l, nil
+			}
+			// The open log belongs to an earlier incarnation of the topic.
+			delete(m.logs, key)
+			if err := m.retire(l.dir, l); err != nil {
+				m.mu.Unlock()
+				return nil, err
+			}
 		}
+		if wait, busy := m.opening[key]; busy {
+			m.mu.Unlock()
+			<-wait
+			continue
+		}
+		done := make(chan struct{})
+		m.opening[key] = done
+		m.mu.Unlock()
+
+		l, err := m.openPartition(topic, partition, topicID, cfg)
+
+		m.mu.Lock()
+		delete(m.opening, key)
+		close(done)
+		if err == nil {
+			m.recovered.add(l.Recovery())
+			m.logs[key] = l
+			delete(m.deferred, key)
+		}
+		m.mu.Unlock()
+		return l, err
 	}
+}
+
+// openPartition opens the partition's directory, or creates one in the least
+// loaded log dir, retiring a directory left by an earlier incarnation of the
+// topic. The caller has marked the partition as opening.
+func (m *Manager) openPartition(topic string, partition int32, topicID [16]byte, cfg Config) (*Log, error) {
 	name := partitionDirName(topic, partition)
 	dir := ""
 	for _, d := range m.dirs {
@@ -125,7 +179,10 @@ func (m *Manager) Log(topic string, partition int32, topicID [16]byte, cfg Confi
 			if id, ok := readTopicID(p); ok && id != topicID {
 				m.logger.Info("replacing partition directory of a previous topic incarnation",
 					"dir", p, "old_topic_id", encodeTopicID(id), "topic_id", encodeTopicID(topicID))
-				if err := m.retire(p, nil); err != nil {
+				m.mu.Lock()
+				err := m.retire(p, nil)
+				m.mu.Unlock()
+				if err != nil {
 					return nil, err
 				}
 				continue
@@ -136,23 +193,25 @@ func (m *Manager) Log(topic string, partition int32, topicID [16]byte, cfg Confi
 	}
 	var creation *creationSync // a log created now defers its fsyncs (creation.go)
 	if dir == "" {
-		dir = filepath.Join(m.leastLoadedDir(), name)
+		m.mu.Lock()
+		i := m.leastLoadedDir()
+		m.partitionsIn[i]++ // counted now, so that concurrent creations spread
+		m.mu.Unlock()
+		dir = filepath.Join(m.dirs[i], name)
 		creation = newCreationSync(dir)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		if creation != nil {
+			m.mu.Lock()
+			m.partitionsIn[m.dirIndex(dir)]--
+			m.mu.Unlock()
+		}
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	if err := writeTopicID(dir, topicID, creation); err != nil {
 		return nil, err
 	}
-	l, err := open(dir, cfg, creation)
-	if err != nil {
-		return nil, err
-	}
-	m.recovered.add(l.Recovery())
-	m.logs[key] = l
-	delete(m.deferred, key)
-	return l, nil
+	return open(dir, cfg, creation)
 }
 
 // NeedsRecovery reports whether the partition has a directory that was not
@@ -208,23 +267,28 @@ func (m *Manager) openDeferred(ctx context.Context) {
 	}
 }
 
-// leastLoadedDir picks the log dir holding the fewest partitions, as Kafka's
-// LogManager.nextLogDirs does.
-func (m *Manager) leastLoadedDir() string {
-	best, bestN := m.dirs[0], -1
-	for _, d := range m.dirs {
-		n := 0
-		ents, _ := os.ReadDir(d)
-		for _, e := range ents {
-			if e.IsDir() && !strings.HasSuffix(e.Name(), deleteSuffix) && isPartitionDirName(e.Name()) {
-				n++
-			}
-		}
-		if bestN < 0 || n < bestN {
-			best, bestN = d, n
+// leastLoadedDir returns the index of the log dir holding the fewest
+// partitions, as Kafka's LogManager.nextLogDirs picks. Caller holds m.mu.
+func (m *Manager) leastLoadedDir() int {
+	best := 0
+	for i, n := range m.partitionsIn {
+		if n < m.partitionsIn[best] {
+			best = i
 		}
 	}
 	return best
+}
+
+// dirIndex returns the index in m.dirs of the log dir holding partition
+// directory dir, or -1.
+func (m *Manager) dirIndex(dir string) int {
+	parent := filepath.Dir(dir)
+	for i, d := range m.dirs {
+		if filepath.Clean(d) == parent {
+			return i
+		}
+	}
+	return -1
 }
 
 func isPartitionDirName(name string) bool {
@@ -247,6 +311,8 @@ func (m *Manager) Get(topic string, partition int32) *Log {
 // Like Kafka, directories are renamed to "<topic>-<p>.<uuid>-delete" at once and
 // removed in the background.
 func (m *Manager) DeleteTopic(topic string) error {
+	m.creating.Lock()
+	defer m.creating.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for key := range m.deferred {
@@ -287,6 +353,8 @@ func (m *Manager) DeleteTopic(topic string) error {
 // disk, as DeleteTopic removes a topic's: a replica no longer assigned to
 // this broker (Kafka's StopReplica with delete).
 func (m *Manager) DeletePartition(topic string, partition int32) error {
+	m.creating.Lock()
+	defer m.creating.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	key := partitionKey{topic, partition}
@@ -337,6 +405,9 @@ func (m *Manager) retire(dir string, l *Log) error {
 			return nil
 		}
 		return fmt.Errorf("%w: renaming %s for deletion: %v", ErrStorage, dir, err)
+	}
+	if i := m.dirIndex(dir); i >= 0 {
+		m.partitionsIn[i]--
 	}
 	m.removeAsync(target)
 	return nil
@@ -461,12 +532,14 @@ const closeWorkers = 16
 
 // Close closes every log and waits for background directory removals.
 func (m *Manager) Close() error {
+	m.creating.Lock() // no log is half open from here on
 	m.mu.Lock()
 	m.closed = true
 	logs := m.logs
 	m.logs = map[partitionKey]*Log{}
 	m.deferred = map[partitionKey]func() error{}
 	m.mu.Unlock()
+	m.creating.Unlock()
 	var (
 		wg       sync.WaitGroup
 		errMu    sync.Mutex

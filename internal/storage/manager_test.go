@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -147,5 +148,71 @@ func TestManagerRunRetention(t *testing.T) {
 	<-done
 	if l.LogStartOffset() != 30 {
 		t.Fatalf("retention did not run: start %d", l.LogStartOffset())
+	}
+}
+
+// Partitions opened by many callers at once are each opened once (every
+// caller gets the same log), spread evenly over the log dirs by the
+// partition counts the Manager keeps, and a deleted partition's slot is
+// the next one filled.
+func TestManagerOpensPartitionsConcurrently(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	m, err := OpenManager([]string{d1, d2}, quietLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	const partitions, callers = 32, 8
+	id := [16]byte{7}
+	got := make([][partitions]*Log, callers)
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Go(func() {
+			for p := range partitions {
+				// Each caller starts at another partition, so that
+				// several ask for the same one at the same time.
+				p = (p + c*partitions/callers) % partitions
+				l, err := m.Log("many", int32(p), id, DefaultConfig())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got[c][p] = l
+			}
+		})
+	}
+	wg.Wait()
+	for p := range partitions {
+		for c := 1; c < callers; c++ {
+			if got[c][p] != got[0][p] {
+				t.Fatalf("partition %d opened twice: callers got different logs", p)
+			}
+		}
+	}
+	count := func(d string) int {
+		ds, _ := filepath.Glob(filepath.Join(d, "many-*"))
+		return len(ds)
+	}
+	if count(d1) != partitions/2 || count(d2) != partitions/2 {
+		t.Fatalf("placed %d and %d partitions, want %d in each dir", count(d1), count(d2), partitions/2)
+	}
+	// Delete one from the second dir: with the counts equal, a new
+	// partition would go to the first.
+	gone := -1
+	for p := range partitions {
+		if filepath.Dir(got[0][p].Dir()) == filepath.Clean(d2) {
+			gone = p
+			break
+		}
+	}
+	if err := m.DeletePartition("many", int32(gone)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := m.Log("other", 0, [16]byte{8}, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(l.Dir()) != filepath.Clean(d2) {
+		t.Fatalf("new partition placed in %s, want %s, which lost one", filepath.Dir(l.Dir()), d2)
 	}
 }
