@@ -170,7 +170,11 @@ type partitionKey struct {
 // each, and returns what was acknowledged: partition → offset → value.
 func produceRoundRobin(t testing.TB, addr string, topics []string, partitions int32, perPartition, valueBytes int) map[partitionKey]map[int64]string {
 	t.Helper()
-	cl := newClient(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(5*time.Millisecond), kgo.ProducerBatchCompression(kgo.NoCompression()),
+	// No linger: kgo arms a timer per partition for it, and the
+	// goroutines those timers start keep their descriptors in the heap
+	// this test bounds (the client runs in the broker's process) — a
+	// figure of the load on the machine rather than of the broker.
+	cl := newClient(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.MaxBufferedRecords(100000))
 	ctx := testkit.Context(t, 5*time.Minute)
 	var mu sync.Mutex
