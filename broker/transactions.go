@@ -230,6 +230,12 @@ func (b *Broker) verifyTxnPartitions(ctx context.Context, transactionalID string
 		if err == nil {
 			err = kerr.UnknownServerError // an answer without the transaction
 		}
+		if errors.Is(err, kerr.ClusterAuthorizationFailed) {
+			// The producer must not see the inter-broker principal's
+			// refusal: the verification did not complete (Kafka's
+			// AddPartitionsToTxnManager).
+			err = kerr.InvalidTxnState
+		}
 		return sameError(len(partitions), verifyAnswer(err))
 	}
 	answered := map[txn.TopicPartition]error{}
@@ -289,7 +295,9 @@ func (b *Broker) askTxnCoordinator(ctx context.Context, transactionalID string, 
 	}
 	resp, err := req.RequestWith(ctx, seeds[0])
 	if err != nil {
-		return nil, fmt.Errorf("%w: asking the transaction coordinator on broker %d: %v", kerr.CoordinatorNotAvailable, coordinator, err)
+		// Kafka's AddPartitionsToTxnManager answers a lost connection or a
+		// timeout NETWORK_EXCEPTION.
+		return nil, fmt.Errorf("%w: asking the transaction coordinator on broker %d: %v", kerr.NetworkException, coordinator, err)
 	}
 	return resp, nil
 }

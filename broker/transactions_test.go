@@ -37,7 +37,9 @@ func retrying(t *testing.T, call func() int16) int16 {
 	for {
 		code := call()
 		switch code {
-		case kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code, kerr.NotCoordinator.Code, kerr.ConcurrentTransactions.Code:
+		// NOT_ENOUGH_REPLICAS: a Produce's answer to those of its verification.
+		case kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code, kerr.NotCoordinator.Code, kerr.ConcurrentTransactions.Code,
+			kerr.NotEnoughReplicas.Code:
 			if time.Now().Before(deadline) {
 				time.Sleep(20 * time.Millisecond)
 				continue

@@ -21,6 +21,13 @@ import (
 // topic/partition in a Produce of version and returns the partition's code.
 func produceTxn(t *testing.T, rc *testkit.RawConn, version int16, p producer, topic string, partition int32, seq int32) int16 {
 	t.Helper()
+	return produceTxnResponse(t, rc, version, p, topic, partition, seq).ErrorCode
+}
+
+// produceTxnResponse sends one transactional batch of one record at
+// version and returns the partition's answer.
+func produceTxnResponse(t *testing.T, rc *testkit.RawConn, version int16, p producer, topic string, partition int32, seq int32) kmsg.ProduceResponseTopicPartition {
+	t.Helper()
 	b := record.NewBuilder()
 	b.ProducerID, b.ProducerEpoch, b.BaseSequence, b.Transactional = p.pid, p.epoch, seq, true
 	b.Add(time.Now().UnixMilli(), nil, []byte("v"))
@@ -36,7 +43,7 @@ func produceTxn(t *testing.T, rc *testkit.RawConn, version int16, p producer, to
 	rp.Partition, rp.Records = partition, raw
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	return request[*kmsg.ProduceResponse](t, rc, req).Topics[0].Partitions[0].ErrorCode
+	return request[*kmsg.ProduceResponse](t, rc, req).Topics[0].Partitions[0]
 }
 
 func endTxnV5(t *testing.T, rc *testkit.RawConn, p producer, commit bool) *kmsg.EndTxnResponse {

@@ -24,6 +24,7 @@ package api
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -248,16 +249,51 @@ func (s *Server) verifyTxnTargets(ctx context.Context, req *kmsg.ProduceRequest,
 }
 
 // askTxnCoordinator is verifyTxnTargets' call of the hook: one per
-// request, with an error per partition. A refusal reaches clients of
-// Produce v10 and older as INVALID_TXN_STATE, which they know, instead of
-// TRANSACTION_ABORTABLE.
+// request, with an error per partition, rewritten for the producer as
+// Kafka's ReplicaManager rewrites them (verificationError).
 func (s *Server) askTxnCoordinator(ctx context.Context, req *kmsg.ProduceRequest, pid int64, epoch int16, partitions []txn.TopicPartition) []error {
 	add := req.Version >= 12 && s.transactionVersion >= 2
 	errs := s.VerifyTxnPartitions(ctx, *req.TransactionID, pid, epoch, partitions, add)
 	for i, err := range errs {
-		if err != nil && req.Version < 11 && errors.Is(err, kerr.TransactionAbortable) {
-			errs[i] = newError(kerr.InvalidTxnState, err.Error())
+		if err != nil {
+			errs[i] = verificationError(err, req.Version, add)
 		}
 	}
 	return errs
+}
+
+// verificationUnderlying are the coordinator errors a Produce answers as
+// NOT_ENOUGH_REPLICAS, as Kafka's ReplicaManager does: they are retriable,
+// but older producers do not retry them on a Produce, and
+// NOT_ENOUGH_REPLICAS makes every producer retry without a metadata
+// refresh.
+var verificationUnderlying = []*kerr.Error{
+	kerr.NetworkException,
+	kerr.CoordinatorLoadInProgress,
+	kerr.CoordinatorNotAvailable,
+	kerr.NotCoordinator,
+}
+
+// verificationError is the error a producer gets for a partition whose
+// verification failed with err (Kafka's AddPartitionsToTxnManager and
+// ReplicaManager): TRANSACTION_ABORTABLE reaches Produce v10 and older
+// as INVALID_TXN_STATE, which they know; the coordinator errors above,
+// and CONCURRENT_TRANSACTIONS unless the coordinator was adding the
+// partition (under TV2 it is common during a commit, and TV2 clients
+// retry it), become NOT_ENOUGH_REPLICAS naming the underlying error; an
+// INVALID_TXN_STATE says the partition was not added.
+func verificationError(err error, version int16, add bool) error {
+	if version < 11 && errors.Is(err, kerr.TransactionAbortable) {
+		err = kerr.InvalidTxnState
+	}
+	underlying := slices.IndexFunc(verificationUnderlying, func(k *kerr.Error) bool { return errors.Is(err, k) }) >= 0 ||
+		!add && errors.Is(err, kerr.ConcurrentTransactions)
+	var ke *kerr.Error
+	switch {
+	case underlying && errors.As(err, &ke):
+		return newError(kerr.NotEnoughReplicas, "Unable to verify the partition has been added to the transaction. Underlying error: "+ke.Message)
+	case errors.Is(err, kerr.InvalidTxnState):
+		return newError(kerr.InvalidTxnState, "Partition was not added to the transaction")
+	}
+	return err
 }

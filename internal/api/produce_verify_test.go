@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -99,5 +100,38 @@ func TestProduceAsksTheVerificationHookOnceForAllPartitions(t *testing.T) {
 	}
 	if len(calls) != 0 {
 		t.Fatalf("hook calls %+v for a refused request", calls)
+	}
+}
+
+// A failed verification reaches the producer as Kafka's ReplicaManager
+// answers it: coordinator errors (and, unless the coordinator was adding
+// the partition, CONCURRENT_TRANSACTIONS) as NOT_ENOUGH_REPLICAS naming
+// the underlying error, INVALID_TXN_STATE as "Partition was not added to
+// the transaction", the rest as they are.
+func TestVerificationErrorsAreRewrittenAsKafkas(t *testing.T) {
+	const unable = "Unable to verify the partition has been added to the transaction. Underlying error: "
+	for _, c := range []struct {
+		err     error
+		version int16
+		add     bool
+		want    *kerr.Error
+		msg     string
+	}{
+		{kerr.CoordinatorNotAvailable, 12, true, kerr.NotEnoughReplicas, unable + "COORDINATOR_NOT_AVAILABLE"},
+		{kerr.NotCoordinator, 11, false, kerr.NotEnoughReplicas, unable + "NOT_COORDINATOR"},
+		{kerr.CoordinatorLoadInProgress, 9, false, kerr.NotEnoughReplicas, unable + "COORDINATOR_LOAD_IN_PROGRESS"},
+		{fmt.Errorf("%w: asking broker 2: dial refused", kerr.NetworkException), 12, true, kerr.NotEnoughReplicas, unable + "NETWORK_EXCEPTION"},
+		{kerr.ConcurrentTransactions, 11, false, kerr.NotEnoughReplicas, unable + "CONCURRENT_TRANSACTIONS"},
+		{kerr.ConcurrentTransactions, 12, true, kerr.ConcurrentTransactions, ""},
+		{kerr.InvalidTxnState, 11, false, kerr.InvalidTxnState, "Partition was not added to the transaction"},
+		{kerr.TransactionAbortable, 10, false, kerr.InvalidTxnState, "Partition was not added to the transaction"},
+		{kerr.TransactionAbortable, 11, false, kerr.TransactionAbortable, ""},
+		{kerr.InvalidProducerEpoch, 12, true, kerr.InvalidProducerEpoch, ""},
+	} {
+		got := verificationError(c.err, c.version, c.add)
+		code, msg := errorCode(got)
+		if code != c.want.Code || c.msg != "" && *msg != c.msg {
+			t.Errorf("%v on Produce v%d (add %v): %d %q, want %v %q", c.err, c.version, c.add, code, *msg, c.want, c.msg)
+		}
 	}
 }

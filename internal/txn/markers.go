@@ -15,51 +15,62 @@ const markerRetryBackoff = 100 * time.Millisecond
 // completeAsync writes the markers of m's prepared transaction off the
 // loop, then CompleteCommit or CompleteAbort on it. Until then every other
 // transition of the id answers CONCURRENT_TRANSACTIONS.
+//
+// Every partition's marker goes out at once (Kafka's marker channel sends
+// to all leaders in parallel): the loop hands the transaction to one
+// worker, which writes the first marker itself and gives each other one to
+// a worker of its own, so the loop wakes a single goroutine before it
+// answers. The last marker written hands Complete* to the loop, together
+// with its partition's removal; no goroutine waits for the others.
 func (s *shard) completeAsync(m *txnMeta) {
 	m.pendingCompletion = true
 	commit := m.state == PrepareCommit
 	pid, epoch, coordEpoch := m.producerID, m.epoch, s.coordinatorEpoch
 	partitions := m.sortedPartitions()
 	ctx := s.ctx
+	var (
+		mu       sync.Mutex
+		left     = len(partitions)
+		gone     []TopicPartition
+		unloaded bool
+	)
+	write := func(tp TopicPartition) {
+		mk := Marker{Topic: tp.Topic, Partition: tp.Partition, ProducerID: pid, ProducerEpoch: epoch, Commit: commit, CoordinatorEpoch: coordEpoch}
+		err := s.writeMarker(ctx, mk)
+		mu.Lock()
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrPartitionGone):
+			gone = append(gone, tp)
+		default:
+			unloaded = true // the next coordinator completes it
+		}
+		left--
+		last, lastGone, anyUnloaded := left == 0, gone, unloaded
+		mu.Unlock()
+		_ = s.rt.Do(func() {
+			// As Kafka does, a partition holding its marker leaves the
+			// transaction: DescribeTransactions then lists those still
+			// waiting for theirs. The last marker's event may run before
+			// this one, and the producer's next transaction (at another
+			// epoch under TV2) may be completing by then.
+			if err == nil && s.txns[m.id] == m && m.pendingCompletion && m.producerID == pid && m.epoch == epoch {
+				delete(m.partitions, tp)
+			}
+			if last && !anyUnloaded {
+				s.finishCompletion(m, commit, lastGone)
+			}
+		})
+	}
 	s.c.workers.run(func() {
-		// Every partition's marker goes out at once (Kafka's marker channel
-		// sends to all leaders in parallel); Complete* waits for them all.
-		var (
-			wg       sync.WaitGroup
-			mu       sync.Mutex
-			gone     []TopicPartition
-			unloaded bool
-		)
-		for _, tp := range partitions {
-			wg.Add(1)
-			s.c.workers.run(func() {
-				defer wg.Done()
-				mk := Marker{Topic: tp.Topic, Partition: tp.Partition, ProducerID: pid, ProducerEpoch: epoch, Commit: commit, CoordinatorEpoch: coordEpoch}
-				switch err := s.writeMarker(ctx, mk); {
-				case err == nil:
-					// As Kafka does, a partition holding its marker leaves
-					// the transaction: DescribeTransactions then lists those
-					// still waiting for theirs.
-					_ = s.rt.Do(func() {
-						if s.txns[m.id] == m && m.pendingCompletion {
-							delete(m.partitions, tp)
-						}
-					})
-				case errors.Is(err, ErrPartitionGone):
-					mu.Lock()
-					gone = append(gone, tp)
-					mu.Unlock()
-				default:
-					mu.Lock()
-					unloaded = true // the next coordinator completes it
-					mu.Unlock()
-				}
-			})
+		if len(partitions) == 0 {
+			_ = s.rt.Do(func() { s.finishCompletion(m, commit, nil) })
+			return
 		}
-		wg.Wait()
-		if !unloaded {
-			_ = s.rt.Do(func() { s.finishCompletion(m, commit, gone) })
+		for _, tp := range partitions[1:] {
+			s.c.workers.run(func() { write(tp) })
 		}
+		write(partitions[0])
 	})
 }
 
