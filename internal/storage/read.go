@@ -163,7 +163,7 @@ func (l *Log) nothingAt(offset int64, maxBytes int32, minOneBatch bool, upTo int
 	if l.closing.Load() {
 		return 0, 0, 0, false
 	}
-	end := l.end.Load().offset
+	end := l.endOffset.Load()
 	logStart = l.logStart.Load()
 	if offset < logStart || offset > end {
 		return 0, 0, 0, false
