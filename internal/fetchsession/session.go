@@ -312,8 +312,21 @@ func (s *session) dropListing() {
 	s.listed = nil
 }
 
-// release ends f's use of its listing: one no longer current and no longer
-// read becomes the session's spare. Caller holds the cache's mutex.
+// Release ends f's use of its session's listing (Partitions and Slots of
+// an incremental fetch), once its answer is built: one no longer current
+// and no longer read becomes the session's spare, whose arrays the next
+// listing reuses. Nil-safe, and a no-op after the first call and for
+// fetches other than incremental ones.
+func (f *Fetch) Release() {
+	if f == nil || f.listing == nil {
+		return
+	}
+	f.cache.mu.Lock()
+	defer f.cache.mu.Unlock()
+	f.release()
+}
+
+// release is Release with the cache's mutex held.
 func (f *Fetch) release() {
 	l := f.listing
 	f.listing = nil
@@ -327,12 +340,12 @@ func (f *Fetch) release() {
 
 // Partitions are the partitions to read, in the order to read them: the
 // request's for a full fetch, every partition of the session for an
-// incremental one. Valid until Finish.
+// incremental one. Valid until Release.
 func (f *Fetch) Partitions() []Request { return f.partitions }
 
 // Slots are the session's slots of Partitions (Slots()[i] for
 // Partitions()[i]) for an incremental fetch, nil for others. Valid until
-// Finish; a slot itself lives as long as its partition stays in the
+// Release; a slot itself lives as long as its partition stays in the
 // session.
 func (f *Fetch) Slots() []*Slot {
 	if f.listing == nil {
@@ -348,7 +361,8 @@ func (f *Fetch) Slots() []*Slot {
 // a partition with records, an error, a changed high watermark or log start
 // offset, a diverging epoch or a preferred replica, and moves the included
 // ones to the back of the session's order, so partitions that had to wait
-// for room in one answer come first in the next.
+// for room in one answer come first in the next. Partitions stay valid,
+// for building the answer, until Release.
 func (f *Fetch) Finish(results []Result, now time.Time) (include []bool) {
 	include = make([]bool, len(results))
 	switch f.kind {
@@ -369,7 +383,6 @@ func (f *Fetch) Finish(results []Result, now time.Time) (include []bool) {
 	c, s := f.cache, f.sess
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	defer f.release()
 	if c.sessions[s.id] != s {
 		// Evicted or closed while this fetch read: answer everything read
 		// this time; the next incremental fetch learns the session is gone.

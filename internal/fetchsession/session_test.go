@@ -241,6 +241,7 @@ func TestIdleIncrementalFetchesShareTheListing(t *testing.T) {
 	first := c.Begin(12, id, 1, false, nil, nil, t0)
 	firstListed := &first.Partitions()[0]
 	first.Finish(idle, t0)
+	first.Release()
 	second := c.Begin(12, id, 2, false, nil, nil, t0)
 	if firstListed != &second.Partitions()[0] {
 		t.Fatal("an idle incremental fetch copied the session's partitions again")
@@ -249,6 +250,7 @@ func TestIdleIncrementalFetchesShareTheListing(t *testing.T) {
 	if inc := second.Finish([]Result{{HighWatermark: 10}, {HighWatermark: 12, HasRecords: true}, {HighWatermark: 10}}, t0); !slices.Equal(inc, []bool{false, true, false}) {
 		t.Fatalf("included %v", inc)
 	}
+	second.Release()
 	third := c.Begin(12, id, 3, false, []Request{req("a", 1, 12)}, nil, t0)
 	if got := keys(third.Partitions()); !slices.Equal(got, []string{"a-0", "a-2", "a-1"}) {
 		t.Fatalf("after an answer moved a-1: reads %v", got)
@@ -271,8 +273,21 @@ func TestIdleIncrementalFetchesShareTheListing(t *testing.T) {
 	if p := fourth.Partitions()[0]; p.FetchOffset != 5 {
 		t.Fatalf("a-0 read from %d, want the named 5", p.FetchOffset)
 	}
+	// Finished but not released, third still reads its listing (its
+	// answer is built from it): a new listing is not built in its arrays.
 	third.Finish(idle, t0)
 	fourth.Finish(idle, t0)
+	fourth.Release()
+	fifth := c.Begin(12, id, 5, false, []Request{req("a", 2, 7)}, nil, t0)
+	if &fifth.Partitions()[0] == &third.Partitions()[0] {
+		t.Fatal("a new listing was built in the arrays of a fetch finished but not released")
+	}
+	if got := keys(third.Partitions()); !slices.Equal(got, []string{"a-0", "a-2", "a-1"}) {
+		t.Fatalf("the listing of a finished fetch changed before its release: %v", got)
+	}
+	third.Release()
+	fifth.Finish(idle, t0)
+	fifth.Release()
 }
 
 // A partition's slot is the same across fetches and listings, as long as
