@@ -94,6 +94,7 @@ type cached struct {
 	highWatermark  int64 // -1 after an error, so the next answer includes it
 	logStartOffset int64
 	slot           Slot
+	at             int // its index in the session's listing (listed), while there is one
 }
 
 // Slot is where the reader of a session keeps, for one of its partitions,
@@ -247,15 +248,27 @@ func (c *Cache) Begin(version int16, sessionID, epoch int32, follower bool, part
 		f.kind, f.ErrorCode = sessionError, kerr.FetchSessionTopicIDError.Code
 		return f
 	}
-	if len(partitions) > 0 || len(forgotten) > 0 {
-		s.dropListing()
-	}
+	// A consumer's fetch names the partitions its last answer moved on (new
+	// fetch offsets): their parameters change in the listing too, in place
+	// while no fetch reads it, so that the next fetch need not list the
+	// whole session again. Any other change lists it anew.
+	changed := len(forgotten) > 0
 	for _, r := range partitions {
 		if e := s.index[r.Key]; e != nil {
-			e.Value.(*cached).Params = r.Params
+			cp := e.Value.(*cached)
+			cp.Params = r.Params
+			if l := s.listed; l != nil && l.users == 0 {
+				l.reqs[cp.at].Params = r.Params
+			} else {
+				changed = true
+			}
 			continue
 		}
 		s.index[r.Key] = s.order.PushBack(&cached{Request: r, highWatermark: -1, logStartOffset: -1})
+		changed = true
+	}
+	if changed {
+		s.dropListing()
 	}
 	for _, k := range forgotten {
 		if e := s.index[k]; e != nil {
@@ -296,6 +309,7 @@ func (s *session) newListing() *listing {
 	l.reqs, l.elems, l.slots = slices.Grow(l.reqs[:0], n), slices.Grow(l.elems[:0], n), slices.Grow(l.slots[:0], n)
 	for e := s.order.Front(); e != nil; e = e.Next() {
 		cp := e.Value.(*cached)
+		cp.at = len(l.reqs)
 		l.reqs = append(l.reqs, cp.Request)
 		l.elems = append(l.elems, e)
 		l.slots = append(l.slots, &cp.slot)
@@ -408,6 +422,13 @@ func (f *Fetch) Finish(results []Result, now time.Time) (include []bool) {
 			s.dropListing()
 			s.order.MoveToBack(e)
 		}
+	}
+	if s.listed == nil {
+		// Listed now, in the new order, rather than by the next fetch:
+		// this fetch has just read every partition of the session, so
+		// they are in the processor's cache now, and by the next fetch
+		// they may well not be.
+		s.listed = s.newListing()
 	}
 	return include
 }
