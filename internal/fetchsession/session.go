@@ -90,11 +90,14 @@ type Result struct {
 // cached is a partition of a session: its last parameters and what the last
 // answer that included it said.
 type cached struct {
-	Request
+	// First, side by side: what every fetch of the session reads of each
+	// of its partitions (the slot) and writes (the answer's offsets); the
+	// parameters are read from the listing's copy.
+	slot           Slot
 	highWatermark  int64 // -1 after an error, so the next answer includes it
 	logStartOffset int64
-	slot           Slot
-	at             int // its index in the session's listing (listed), while there is one
+	Request
+	at int // its index in the session's listing (listed), while there is one
 }
 
 // Slot is where the reader of a session keeps, for one of its partitions,
