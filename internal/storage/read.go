@@ -179,22 +179,28 @@ func (l *Log) nothingAt(offset int64, maxBytes int32, minOneBatch bool, upTo int
 }
 
 // lastOffsetOf is the last offset of the last whole batch in b (which
-// holds whole batches only): the batches are walked by their length fields
-// and only the last header is parsed.
+// holds whole batches only), -1 if none.
 func lastOffsetOf(b []byte) int64 {
-	last := 0
+	_, h, ok := lastBatchOf(b)
+	if !ok {
+		return -1
+	}
+	return h.LastOffset
+}
+
+// lastBatchOf is where the last whole batch of b (which holds whole
+// batches only) starts, and its header: the batches are walked by their
+// length fields and only the last header is parsed.
+func lastBatchOf(b []byte) (at int, h record.BatchHeader, ok bool) {
 	for pos := 0; len(b)-pos >= record.BatchHeaderSize; {
 		size := int(int32(binary.BigEndian.Uint32(b[pos+record.PosLength:]))) + record.LogOverhead
 		if size < record.BatchHeaderSize || pos+size > len(b) {
 			break
 		}
-		last, pos = pos, pos+size
+		at, pos = pos, pos+size
 	}
-	h, ok := record.ParseHeader(b[last:])
-	if !ok {
-		return -1
-	}
-	return h.LastOffset
+	h, ok = record.ParseHeader(b[at:])
+	return at, h, ok
 }
 
 // ReadUpTo is Read bounded by upTo instead of the high watermark: no batch
@@ -300,6 +306,12 @@ func (l *Log) readSegments(offset int64, maxBytes int32, minOneBatch bool, upTo 
 			return res, err
 		}
 		res.Records = buf[:record.WholeBatches(buf)]
+		// The consumer's next read starts after the last batch read: found
+		// from here, it costs one batch header, not one per batch read
+		// (findBatch starts after the batch it found last).
+		if at, last, ok := lastBatchOf(res.Records); ok && at > 0 {
+			s.lastFound.Store(&foundBatch{pos: pos + int64(at), h: last})
+		}
 		return res, nil
 	}
 	return res, nil
