@@ -296,9 +296,10 @@ func finishFetchSession(f *fetchsession.Fetch, r *wire.Request, resp *kmsg.Fetch
 	resp.SessionID = f.SessionID
 }
 
-// fetchResult is what decides whether an incremental answer includes p;
-// its records may be in the response or left in a segment file for the
-// connection to send (fetchedLen).
+// fetchResult is what a full fetch's answer p tells its new session (the
+// offsets the next incremental answers compare against); its records may
+// be in the response or left in a segment file for the connection to send
+// (fetchedLen).
 func fetchResult(r *wire.Request, t *kmsg.FetchResponseTopic, p *kmsg.FetchResponseTopicPartition) fetchsession.Result {
 	return fetchsession.Result{
 		ErrorCode: p.ErrorCode, HighWatermark: p.HighWatermark, LogStartOffset: p.LogStartOffset,
