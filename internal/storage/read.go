@@ -270,6 +270,10 @@ func (l *Log) readSegments(offset int64, maxBytes int32, minOneBatch bool, upTo 
 		if err != nil {
 			return res, err
 		}
+		if recs, ok, err := s.readAfterFound(offset, maxBytes, lim, asFile); ok || err != nil {
+			res.Records = recs
+			return res, err
+		}
 		pos, h, ok, err := s.findBatch(offset, lim)
 		if err != nil {
 			return res, err
@@ -315,6 +319,40 @@ func (l *Log) readSegments(offset int64, maxBytes int32, minOneBatch bool, upTo 
 		return res, nil
 	}
 	return res, nil
+}
+
+// readAfterFound is the read of a consumer that keeps up: offset is the
+// one after the batch the segment found last, so its batch starts where
+// that one ends, and its header and records come in one read of the file
+// instead of two (findBatch's header, then the records). ok is false when
+// the read must go the usual way: another offset, a read that may stay in
+// the file (asFile, FileRangeMin or more), a first batch larger than the
+// read, or a header that does not parse (whose error the usual way
+// words). The records are whole batches, as readSegments returns them.
+func (s *segment) readAfterFound(offset int64, maxBytes int32, limit int64, asFile bool) (records []byte, ok bool, err error) {
+	last := s.lastFound.Load()
+	if last == nil || last.h.LastOffset+1 != offset {
+		return nil, false, nil
+	}
+	pos := last.pos + last.h.Size
+	n := min(int64(maxBytes), limit-pos)
+	if n < record.BatchHeaderSize || (asFile && n >= FileRangeMin) {
+		return nil, false, nil
+	}
+	buf := bufpool.Get(int(n)) // pooled, as readSegments' reads
+	if err := s.readAt(buf, pos); err != nil {
+		bufpool.Put(buf)
+		return nil, false, err
+	}
+	if h, ok := record.ParseHeader(buf); !ok || h.Size > n || h.LastOffset < offset {
+		bufpool.Put(buf)
+		return nil, false, nil
+	}
+	records = buf[:record.WholeBatches(buf)]
+	if at, lh, ok := lastBatchOf(records); ok {
+		s.lastFound.Store(&foundBatch{pos: pos + int64(at), h: lh})
+	}
+	return records, true, nil
 }
 
 // boundedLimit is how far a reader bounded by offset bound may read in
