@@ -37,6 +37,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/internal/auth"
+	"kbroker/internal/fetchsession"
 	"kbroker/internal/meta"
 	"kbroker/internal/replica"
 	"kbroker/internal/wire"
@@ -49,8 +50,9 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 	fromReplica := req.ReplicaID >= 0 || (req.Version >= 15 && req.ReplicaState.ID >= 0)
 	// The session says what to read: an incremental fetch reads all of its
 	// session's partitions, not only those the request names.
-	session, req, scratch := s.beginFetchSession(req, fromReplica)
+	session, scratch := s.beginFetchSession(req, fromReplica)
 	defer scratch.release()
+	defer session.Release()
 	if session != nil && session.ErrorCode != 0 {
 		return fetchSessionError(req, session), nil
 	}
@@ -67,10 +69,18 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 	r.Parked += s.Logs.LongPoll(ctx, time.Duration(req.MaxWaitMillis)*time.Millisecond, func(watch bool) ([]replica.Key, bool) {
 		var read []replica.Key
 		var done bool
-		resp, read, throttled, done = s.readFetch(c, r, req, maxBytes, fromReplica, watch, scratch)
+		if scratch != nil {
+			read, throttled, done = s.readSession(c, r, req, session, maxBytes, fromReplica, watch, scratch)
+		} else {
+			resp, read, throttled, done = s.readFetch(c, r, req, maxBytes, fromReplica, watch)
+		}
 		return read, done
 	})
-	finishFetchSession(session, r, resp, scratch) // only what the session must be told
+	if scratch != nil {
+		resp = scratch.sessionAnswer(req, session, fromReplica) // only what the session must be told
+	} else {
+		finishFetchSession(session, r, resp)
+	}
 	if fromReplica {
 		s.countReplicated(r, resp, throttled)
 		return resp, nil
@@ -142,35 +152,24 @@ func fetchedLen(r *wire.Request, t *kmsg.FetchResponseTopic, p *kmsg.FetchRespon
 	return len(p.RecordBatches) + r.RecordFiles.Len(t.Topic, t.TopicID, p.Partition)
 }
 
-// readFetch builds one answer from the logs as they are now. done is true
-// when it should be sent at once (min_bytes reached, or an error). With
-// watch, read names the partitions read, for waiting on them. On plaintext
-// listeners large reads are left in their segment files, in
-// r.RecordFiles, for the connection to send with sendfile (wire). An
-// incremental fetch passes its scratch: the answer is built in its arrays
-// (finishFetchSession copies out what is sent), and each partition's log
-// and leader state come from its session slot while they are current.
-// throttled is the bytes read of partitions the leader's replication
-// throttle names (replica.FetchRead.ThrottledBytes).
-func (s *Server) readFetch(c *wire.Conn, r *wire.Request, req *kmsg.FetchRequest, maxBytes int32, fromReplica, watch bool, sc *fetchScratch) (resp *kmsg.FetchResponse, read []replica.Key, throttled int, done bool) {
+// readFetch builds one answer from the logs as they are now, for a fetch
+// that names every partition it reads (full and sessionless; an
+// incremental one is readSession's). done is true when it should be sent
+// at once (min_bytes reached, or an error). With watch, read names the
+// partitions read, for waiting on them. On plaintext listeners large reads
+// are left in their segment files, in r.RecordFiles, for the connection to
+// send with sendfile (wire). throttled is the bytes read of partitions the
+// leader's replication throttle names (replica.FetchRead.ThrottledBytes).
+func (s *Server) readFetch(c *wire.Conn, r *wire.Request, req *kmsg.FetchRequest, maxBytes int32, fromReplica, watch bool) (resp *kmsg.FetchResponse, read []replica.Key, throttled int, done bool) {
 	resp = req.ResponseKind().(*kmsg.FetchResponse)
 	r.RecordFiles = nil // a long poll's earlier read
 	snap := s.Store.Snapshot()
 	n := countPartitions(req)
-	var parts []kmsg.FetchResponseTopicPartition
-	if sc != nil {
-		resp.Topics, parts = sc.answer(len(req.Topics), n)
-	} else {
-		resp.Topics = make([]kmsg.FetchResponseTopic, 0, len(req.Topics))
-		// Filled in place: a partition's entry is some 160 bytes, and a
-		// fetch of thousands of partitions would copy each twice.
-		parts = make([]kmsg.FetchResponseTopicPartition, n)
-	}
+	resp.Topics = make([]kmsg.FetchResponseTopic, 0, len(req.Topics))
+	// Filled in place: a partition's entry is some 160 bytes, and a fetch
+	// of thousands of partitions would copy each twice.
+	parts := make([]kmsg.FetchResponseTopicPartition, n)
 	budget := replica.NewFetchRead(maxBytes, n, watch, req.IsolationLevel == 1)
-	if sc != nil && watch {
-		budget.WithKeys(sc.keys)
-		defer func() { sc.keys = budget.Keys() }()
-	}
 	sendsFiles := c.SendsFiles()
 	byID := req.Version >= 13
 	next := 0 // the index of the next partition, over all topics
@@ -182,40 +181,33 @@ func (s *Server) readFetch(c *wire.Conn, r *wire.Request, req *kmsg.FetchRequest
 		// the topic: checked once, not once per partition.
 		t, topicErr := s.fetchTopic(c, snap, partitionRef{name: rt.Topic, id: rt.TopicID, byID: byID}, fromReplica)
 		for i, rp := range rt.Partitions {
-			sp := &st.Partitions[i]
-			*sp = kmsg.FetchResponseTopicPartition{} // a reused array holds an earlier answer
-			sp.Default()
-			sp.Partition = rp.Partition
-			// AbortedTransactions stays null unless a read_committed read
-			// succeeds, as Kafka answers (read_uncommitted and errors: null).
-			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+			f := replica.Fetched{HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1}
 			err := topicErr
-			if err == nil && sc != nil {
-				var pt *replica.Partition
-				if pt, err = s.sessionPartition(sc.slots[next+i], snap, t, rp.Partition); err == nil {
-					err = s.fetchPartition(r, &budget, pt, req, &rt, &rp, sp, fromReplica, sendsFiles)
-				}
-			} else if err == nil {
+			if err == nil {
 				var pt replica.Partition
 				if pt, err = s.resolveIn(snap, t, rp.Partition); err == nil {
-					err = s.fetchPartition(r, &budget, &pt, req, &rt, &rp, sp, fromReplica, sendsFiles)
+					f, err = s.readPartition(r, &budget, &pt, req, rt.Topic, rt.TopicID, rp.Partition, requestParams(&rp), fromReplica, sendsFiles)
 				}
 			}
+			var code int16
 			if err != nil {
 				done = true
-				sp.ErrorCode, _ = errorCode(err)
+				code, _ = errorCode(err)
 			}
-			if sp.RecordBatches == nil { // Kafka sends empty records, never null: librdkafka rejects MessageSetSize -1
-				sp.RecordBatches = []byte{}
-			}
+			fillPartition(&st.Partitions[i], rp.Partition, &f, code, req.IsolationLevel == 1 && !fromReplica)
 		}
 		next += len(rt.Partitions)
 		resp.Topics = append(resp.Topics, st)
 	}
-	if sc != nil {
-		sc.respTopics = resp.Topics
-	}
 	return resp, budget.Keys(), budget.ThrottledBytes(), done || budget.Reached(req.MinBytes)
+}
+
+// requestParams are a requested partition's fetch parameters.
+func requestParams(rp *kmsg.FetchRequestTopicPartition) fetchsession.Params {
+	return fetchsession.Params{
+		FetchOffset: rp.FetchOffset, LogStartOffset: rp.LogStartOffset, MaxBytes: rp.PartitionMaxBytes,
+		CurrentLeaderEpoch: rp.CurrentLeaderEpoch, LastFetchedEpoch: rp.LastFetchedEpoch,
+	}
 }
 
 // fetchTopic is what every partition of one requested topic shares: the
@@ -232,30 +224,43 @@ func (s *Server) fetchTopic(c *wire.Conn, snap *meta.Snapshot, ref partitionRef,
 	return resolveTopic(snap, ref)
 }
 
-// fetchPartition reads one partition into sp, a follower's up to the log
-// end, a consumer's up to what it may see, leaving large reads in their
-// segment files (r.RecordFiles) when the connection sends files.
-func (s *Server) fetchPartition(r *wire.Request, budget *replica.FetchRead, pt *replica.Partition, req *kmsg.FetchRequest,
-	rt *kmsg.FetchRequestTopic, rp *kmsg.FetchRequestTopicPartition, sp *kmsg.FetchResponseTopicPartition, fromReplica, sendsFiles bool) error {
+// readPartition reads one partition, a follower's up to the log end, a
+// consumer's up to what it may see, leaving large reads in their segment
+// files (r.RecordFiles) when the connection sends files. A refused read
+// still says the partition's offsets, where it knows them (-1 else).
+func (s *Server) readPartition(r *wire.Request, budget *replica.FetchRead, pt *replica.Partition, req *kmsg.FetchRequest,
+	topic string, topicID [16]byte, partition int32, p fetchsession.Params, fromReplica, sendsFiles bool) (replica.Fetched, error) {
 	// Files are by partition: a partition asked for twice is read into
 	// memory the second time. Followers copy from files as consumers do.
-	budget.FromFiles = sendsFiles && r.RecordFiles.Len(rt.Topic, rt.TopicID, rp.Partition) == 0
+	budget.FromFiles = sendsFiles && r.RecordFiles.Len(topic, topicID, partition) == 0
+	var f replica.Fetched
+	var err error
 	if fromReplica {
-		f, err := budget.Follower(pt, fetchReplicaState(req), rp.CurrentLeaderEpoch, rp.FetchOffset, rp.LogStartOffset, rp.PartitionMaxBytes)
-		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = f.HighWatermark, f.LastStableOffset, f.LogStartOffset
-		sp.RecordBatches = f.Records
-		if f.File.Len() > 0 {
-			r.RecordFiles.Add(rt.Topic, rt.TopicID, rp.Partition, f.File)
-		}
-		return err
+		f, err = budget.Follower(pt, fetchReplicaState(req), p.CurrentLeaderEpoch, p.FetchOffset, p.LogStartOffset, p.MaxBytes)
+	} else {
+		f, err = budget.Partition(pt, p.CurrentLeaderEpoch, p.FetchOffset, p.MaxBytes)
 	}
-	f, err := budget.Partition(pt, rp.CurrentLeaderEpoch, rp.FetchOffset, rp.PartitionMaxBytes)
+	if f.File.Len() > 0 {
+		r.RecordFiles.Add(topic, topicID, partition, f.File)
+	}
+	return f, err
+}
+
+// fillPartition writes the answer of one partition into sp: what was read
+// (f), or, with an error code, the offsets the error left (-1 if none).
+// readCommitted is a consumer's isolation_level READ_COMMITTED: its
+// aborted transactions are an array, empty if none, where Kafka answers
+// null for read_uncommitted and for errors.
+func fillPartition(sp *kmsg.FetchResponseTopicPartition, partition int32, f *replica.Fetched, code int16, readCommitted bool) {
+	*sp = kmsg.FetchResponseTopicPartition{} // a reused array holds an earlier answer
+	sp.Default()
+	sp.Partition, sp.ErrorCode = partition, code
 	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = f.HighWatermark, f.LastStableOffset, f.LogStartOffset
 	sp.RecordBatches = f.Records
-	if f.File.Len() > 0 {
-		r.RecordFiles.Add(rt.Topic, rt.TopicID, rp.Partition, f.File)
+	if sp.RecordBatches == nil { // Kafka sends empty records, never null: librdkafka rejects MessageSetSize -1
+		sp.RecordBatches = []byte{}
 	}
-	if err == nil && req.IsolationLevel == 1 {
+	if code == 0 && readCommitted {
 		sp.AbortedTransactions = make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, 0, len(f.AbortedTxns))
 	}
 	for _, a := range f.AbortedTxns {
@@ -263,7 +268,6 @@ func (s *Server) fetchPartition(r *wire.Request, budget *replica.FetchRead, pt *
 		at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
 		sp.AbortedTransactions = append(sp.AbortedTransactions, at)
 	}
-	return err
 }
 
 func (s *Server) countFetched(r *wire.Request, resp *kmsg.FetchResponse) {

@@ -46,27 +46,20 @@ func newFetchSessions(b *config.Broker, m *metrics.Broker) *fetchsession.Cache {
 }
 
 // beginFetchSession looks up or starts req's session (Fetch v7+; older
-// versions have none and get nil). The request it returns lists the
-// partitions to read: req itself for a full fetch, a copy holding the
-// session's partitions for an incremental one, built in the scratch an
-// incremental fetch also returns (nil for others), which the handler
-// releases once its answer no longer needs it.
-func (s *Server) beginFetchSession(req *kmsg.FetchRequest, follower bool) (*fetchsession.Fetch, *kmsg.FetchRequest, *fetchScratch) {
+// versions have none and get nil). For an incremental fetch it also
+// returns the scratch its read (readSession) builds in, nil for others,
+// which the handler releases once its answer no longer needs it.
+func (s *Server) beginFetchSession(req *kmsg.FetchRequest, follower bool) (*fetchsession.Fetch, *fetchScratch) {
 	// Sessionless (librdkafka's every fetch): nothing to look up or close.
 	if req.Version < 7 || (req.SessionID == 0 && req.SessionEpoch == fetchsession.FinalEpoch) {
-		return nil, req, nil
+		return nil, nil
 	}
 	byID := req.Version >= 13
 	parts := make([]fetchsession.Request, 0, countPartitions(req))
 	for _, rt := range req.Topics {
-		for _, rp := range rt.Partitions {
-			parts = append(parts, fetchsession.Request{
-				Key: sessionKey(byID, rt.Topic, rt.TopicID, rp.Partition),
-				Params: fetchsession.Params{
-					FetchOffset: rp.FetchOffset, LogStartOffset: rp.LogStartOffset, MaxBytes: rp.PartitionMaxBytes,
-					CurrentLeaderEpoch: rp.CurrentLeaderEpoch, LastFetchedEpoch: rp.LastFetchedEpoch,
-				},
-			})
+		for i := range rt.Partitions {
+			rp := &rt.Partitions[i]
+			parts = append(parts, fetchsession.Request{Key: sessionKey(byID, rt.Topic, rt.TopicID, rp.Partition), Params: requestParams(rp)})
 		}
 	}
 	var forgotten []fetchsession.Key
@@ -77,13 +70,121 @@ func (s *Server) beginFetchSession(req *kmsg.FetchRequest, follower bool) (*fetc
 	}
 	f := s.fetchSessions.Begin(req.Version, req.SessionID, req.SessionEpoch, follower, parts, forgotten, time.Now())
 	if !f.Incremental {
-		return f, req, nil
+		return f, nil
 	}
-	sc := getFetchScratch()
-	sc.slots = f.Slots()
-	read := *req
-	read.Topics = sc.sessionTopics(f.Partitions())
-	return f, &read, sc
+	return f, getFetchScratch()
+}
+
+// readSession is readFetch for an incremental fetch: it reads every
+// partition of the session f (its Partitions, with the parameters the
+// session remembers), in one pass that keeps of each only what decides
+// whether the answer includes it (sc.results) and, for the few with
+// records, their answer (sc.answers): an idle partition costs a fetch a
+// few loads and writes no 160-byte response entry. sessionAnswer then
+// builds the answer of the partitions the session says to include.
+func (s *Server) readSession(c *wire.Conn, r *wire.Request, req *kmsg.FetchRequest, f *fetchsession.Fetch, maxBytes int32, fromReplica, watch bool, sc *fetchScratch) (read []replica.Key, throttled int, done bool) {
+	r.RecordFiles = nil // a long poll's earlier read
+	snap := s.Store.Snapshot()
+	parts, slots := f.Partitions(), f.Slots()
+	budget := replica.NewFetchRead(maxBytes, len(parts), watch, req.IsolationLevel == 1)
+	if watch {
+		budget.WithKeys(sc.keys)
+		defer func() { sc.keys = budget.Keys() }()
+	}
+	sc.dropAnswers() // a long poll's earlier read
+	sc.results = slices.Grow(sc.results[:0], len(parts))[:len(parts)]
+	sc.reads = slices.Grow(sc.reads[:0], len(parts))[:len(parts)]
+	readCommitted := req.IsolationLevel == 1 && !fromReplica
+	sendsFiles := c.SendsFiles()
+	byID := req.Version >= 13
+	var t *meta.Topic
+	var topicErr error
+	for i := range parts {
+		p := &parts[i]
+		// Authorization and the topic are the same for every partition of
+		// the topic (a session lists a topic's partitions together).
+		if i == 0 || p.Topic != parts[i-1].Topic || p.TopicID != parts[i-1].TopicID {
+			t, topicErr = s.fetchTopic(c, snap, partitionRef{name: p.Topic, id: p.TopicID, byID: byID}, fromReplica)
+		}
+		fd := replica.Fetched{HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1}
+		err := topicErr
+		if err == nil {
+			var pt *replica.Partition
+			if pt, err = s.sessionPartition(slots[i], snap, t, p.Partition); err == nil {
+				fd, err = s.readPartition(r, &budget, pt, req, p.Topic, p.TopicID, p.Partition, p.Params, fromReplica, sendsFiles)
+			}
+		}
+		var code int16
+		if err != nil {
+			done = true
+			code, _ = errorCode(err)
+		}
+		sc.results[i] = fetchsession.Result{ErrorCode: code, HighWatermark: fd.HighWatermark, LogStartOffset: fd.LogStartOffset, HasRecords: fd.Len() > 0}
+		sc.reads[i] = sessionRead{lastStable: fd.LastStableOffset}
+		if fd.Len() > 0 || len(fd.AbortedTxns) > 0 {
+			sc.answers = append(sc.answers, kmsg.FetchResponseTopicPartition{})
+			fillPartition(&sc.answers[len(sc.answers)-1], p.Partition, &fd, code, readCommitted)
+			sc.reads[i].answer = int32(len(sc.answers))
+		}
+	}
+	return budget.Keys(), budget.ThrottledBytes(), done || budget.Reached(req.MinBytes)
+}
+
+// sessionAnswer tells the session f what readSession found and answers
+// with the partitions it must include, in arrays of the answer's own (sc
+// goes back to its pool once the handler is done).
+func (sc *fetchScratch) sessionAnswer(req *kmsg.FetchRequest, f *fetchsession.Fetch, fromReplica bool) *kmsg.FetchResponse {
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	resp.SessionID = f.SessionID
+	include := f.Finish(sc.results, time.Now())
+	parts := f.Partitions() // still the session's listing: the handler releases it
+	sent, sentTopics, last := 0, 0, -1
+	for i, in := range include {
+		if in {
+			if last < 0 || !sameTopic(&parts[i], &parts[last]) {
+				sentTopics++
+			}
+			sent, last = sent+1, i
+		}
+	}
+	if sent == 0 {
+		return resp
+	}
+	resp.Topics = make([]kmsg.FetchResponseTopic, 0, sentTopics)
+	answered := make([]kmsg.FetchResponseTopicPartition, 0, sent)
+	readCommitted := req.IsolationLevel == 1 && !fromReplica
+	last = -1
+	for i, in := range include {
+		if !in {
+			continue
+		}
+		p := &parts[i]
+		if last < 0 || !sameTopic(p, &parts[last]) {
+			st := kmsg.NewFetchResponseTopic()
+			st.Topic, st.TopicID = p.Topic, p.TopicID
+			st.Partitions = answered[len(answered):len(answered)]
+			resp.Topics = append(resp.Topics, st)
+		}
+		last = i
+		answered = append(answered, kmsg.FetchResponseTopicPartition{})
+		sp := &answered[len(answered)-1]
+		if a := sc.reads[i].answer; a > 0 {
+			*sp = sc.answers[a-1]
+		} else {
+			// Nothing read: the offsets (and error) say it all.
+			res := &sc.results[i]
+			fd := replica.Fetched{HighWatermark: res.HighWatermark, LastStableOffset: sc.reads[i].lastStable, LogStartOffset: res.LogStartOffset}
+			fillPartition(sp, p.Partition, &fd, res.ErrorCode, readCommitted)
+		}
+		t := &resp.Topics[len(resp.Topics)-1]
+		t.Partitions = t.Partitions[:len(t.Partitions)+1]
+	}
+	return resp
+}
+
+// sameTopic reports whether a and b are partitions of one topic.
+func sameTopic(a, b *fetchsession.Request) bool {
+	return a.Topic == b.Topic && a.TopicID == b.TopicID
 }
 
 // sessionPartition is one partition of a session as its reads need it:
@@ -112,77 +213,45 @@ func (s *Server) sessionPartition(slot *fetchsession.Slot, snap *meta.Snapshot, 
 }
 
 // fetchScratch holds the arrays an incremental fetch builds and drops on
-// every request: the session's partitions as request topics, the answer
-// for each partition read (of which only the changed ones are sent), the
-// results the session is told, the partitions to watch. Reused across
-// fetches (a pool), so that an idle session of thousands of partitions
-// costs its fetches no allocation in proportion.
+// every request: what each partition of the session read (results, reads),
+// the answers of those with records, the partitions to watch. Reused
+// across fetches (a pool), so that an idle session of thousands of
+// partitions costs its fetches no allocation in proportion.
 type fetchScratch struct {
-	topics     []kmsg.FetchRequestTopic
-	parts      []kmsg.FetchRequestTopicPartition
-	respTopics []kmsg.FetchResponseTopic
-	respParts  []kmsg.FetchResponseTopicPartition
-	results    []fetchsession.Result
-	keys       []replica.Key
-	slots      []*fetchsession.Slot // the session's, not the scratch's
+	results []fetchsession.Result // results[i] for the session's partition i
+	reads   []sessionRead         // beside results[i], the rest of its answer
+	answers []kmsg.FetchResponseTopicPartition
+	keys    []replica.Key
+}
+
+// sessionRead is, beside its fetchsession.Result, what readSession read of
+// one partition: its last stable offset, and where its answer is when it
+// has records or aborted transactions (1 + its index in answers; 0 when
+// the offsets and the error say all).
+type sessionRead struct {
+	lastStable int64
+	answer     int32
 }
 
 var fetchScratchPool = sync.Pool{New: func() any { return new(fetchScratch) }}
 
 func getFetchScratch() *fetchScratch { return fetchScratchPool.Get().(*fetchScratch) }
 
-// release returns sc to the pool, holding nothing of the fetch (records,
-// topics, a session's slots): nil-safe.
+// release returns sc to the pool, holding nothing of the fetch: nil-safe.
 func (sc *fetchScratch) release() {
 	if sc == nil {
 		return
 	}
-	// The records read are the connection's now (it returns them to their
-	// pool once sent): the scratch keeps no reference to them.
-	for i := range sc.respParts {
-		p := &sc.respParts[i]
-		p.RecordBatches, p.AbortedTransactions = nil, nil
-	}
-	sc.slots = nil
+	sc.dropAnswers()
 	fetchScratchPool.Put(sc)
 }
 
-// answer is room for the answer of n partitions over topics topics.
-func (sc *fetchScratch) answer(topics, n int) ([]kmsg.FetchResponseTopic, []kmsg.FetchResponseTopicPartition) {
-	sc.respTopics = slices.Grow(sc.respTopics[:0], topics)
-	sc.respParts = slices.Grow(sc.respParts[:0], n)[:n]
-	return sc.respTopics, sc.respParts
-}
-
-// sessionTopics groups a session's partitions back into request topics,
-// keeping their order (consecutive partitions of one topic share an entry).
-func (sc *fetchScratch) sessionTopics(parts []fetchsession.Request) []kmsg.FetchRequestTopic {
-	topics := sc.topics[:0]
-	// One backing array for every topic's partitions: each topic's slice is
-	// a window of it, capped so that appends never spill into the next.
-	all := slices.Grow(sc.parts[:0], len(parts))[:len(parts)]
-	start := 0
-	for i, p := range parts {
-		if n := len(topics); n == 0 || topics[n-1].Topic != p.Topic || topics[n-1].TopicID != p.TopicID {
-			if n > 0 {
-				topics[n-1].Partitions = all[start:i:i]
-			}
-			start = i
-			rt := kmsg.NewFetchRequestTopic()
-			rt.Topic, rt.TopicID = p.Topic, p.TopicID
-			topics = append(topics, rt)
-		}
-		rp := &all[i]
-		*rp = kmsg.FetchRequestTopicPartition{}
-		rp.Default()
-		rp.Partition, rp.FetchOffset, rp.LogStartOffset, rp.PartitionMaxBytes = p.Partition, p.FetchOffset, p.LogStartOffset, p.MaxBytes
-		rp.CurrentLeaderEpoch, rp.LastFetchedEpoch = p.CurrentLeaderEpoch, p.LastFetchedEpoch
-	}
-	if n := len(topics); n > 0 {
-		topics[n-1].Partitions = all[start:len(parts):len(parts)]
-	}
-	sc.topics, sc.parts = topics, all
-	return topics
+// dropAnswers empties answers. The records read are the connection's once
+// answered (it returns them to their pool once sent): the scratch keeps no
+// reference to them.
+func (sc *fetchScratch) dropAnswers() {
+	clear(sc.answers)
+	sc.answers = sc.answers[:0]
 }
 
 func countPartitions(req *kmsg.FetchRequest) int {
@@ -208,75 +277,29 @@ func fetchSessionError(req *kmsg.FetchRequest, f *fetchsession.Fetch) *kmsg.Fetc
 	return resp
 }
 
-// finishFetchSession tells the session what was read and keeps, in resp,
-// only the partitions the answer must carry (all of them for a full fetch),
-// with the session id the client is to use next. An incremental fetch's
-// answer was built in sc: what is sent is copied out of it.
-func finishFetchSession(f *fetchsession.Fetch, r *wire.Request, resp *kmsg.FetchResponse, sc *fetchScratch) {
+// finishFetchSession tells the session of a full fetch what was read, so
+// that it may create a session of them, and gives resp the session id the
+// client is to use next (0: none). An incremental fetch's answer is
+// sessionAnswer's.
+func finishFetchSession(f *fetchsession.Fetch, r *wire.Request, resp *kmsg.FetchResponse) {
 	if f == nil {
 		return
 	}
-	n := 0
-	for _, t := range resp.Topics {
-		n += len(t.Partitions)
-	}
 	var results []fetchsession.Result
-	if sc != nil {
-		results = slices.Grow(sc.results[:0], n)
-	} else {
-		results = make([]fetchsession.Result, 0, n)
-	}
 	for ti := range resp.Topics {
 		t := &resp.Topics[ti]
 		for i := range t.Partitions {
 			results = append(results, fetchResult(r, t, &t.Partitions[i]))
 		}
 	}
-	include := f.Finish(results, time.Now())
-	if sc != nil {
-		sc.results = results
-	}
+	f.Finish(results, time.Now())
 	resp.SessionID = f.SessionID
-	if !f.Incremental {
-		return
-	}
-	// What is sent is copied out of the answer read (the scratch's arrays,
-	// which go back to the pool) into arrays of its own.
-	sent, sentTopics, i := 0, 0, 0
-	for _, t := range resp.Topics {
-		before := sent
-		for range t.Partitions {
-			if include[i] {
-				sent++
-			}
-			i++
-		}
-		if sent > before {
-			sentTopics++
-		}
-	}
-	topics := make([]kmsg.FetchResponseTopic, 0, sentTopics)
-	parts := make([]kmsg.FetchResponseTopicPartition, 0, sent)
-	i = 0
-	for _, t := range resp.Topics {
-		start := len(parts)
-		for j := range t.Partitions {
-			if include[i] {
-				parts = append(parts, t.Partitions[j])
-			}
-			i++
-		}
-		if len(parts) > start {
-			t.Partitions = parts[start:len(parts):len(parts)]
-			topics = append(topics, t)
-		}
-	}
-	resp.Topics = topics
 }
 
-// fetchResult is what decides whether an incremental answer includes p;
-// its records may be in the response or left in a segment file for the
-// connection to send (fetchedLen).
+// fetchResult is what a full fetch's answer p tells its new session (the
+// offsets the next incremental answers compare against); its records may
+// be in the response or left in a segment file for the connection to send
+// (fetchedLen).
 func fetchResult(r *wire.Request, t *kmsg.FetchResponseTopic, p *kmsg.FetchResponseTopicPartition) fetchsession.Result {
 	return fetchsession.Result{
 		ErrorCode: p.ErrorCode, HighWatermark: p.HighWatermark, LogStartOffset: p.LogStartOffset,

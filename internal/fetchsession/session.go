@@ -90,10 +90,14 @@ type Result struct {
 // cached is a partition of a session: its last parameters and what the last
 // answer that included it said.
 type cached struct {
-	Request
+	// First, side by side: what every fetch of the session reads of each
+	// of its partitions (the slot) and writes (the answer's offsets); the
+	// parameters are read from the listing's copy.
+	slot           Slot
 	highWatermark  int64 // -1 after an error, so the next answer includes it
 	logStartOffset int64
-	slot           Slot
+	Request
+	at int // its index in the session's listing (listed), while there is one
 }
 
 // Slot is where the reader of a session keeps, for one of its partitions,
@@ -247,15 +251,27 @@ func (c *Cache) Begin(version int16, sessionID, epoch int32, follower bool, part
 		f.kind, f.ErrorCode = sessionError, kerr.FetchSessionTopicIDError.Code
 		return f
 	}
-	if len(partitions) > 0 || len(forgotten) > 0 {
-		s.dropListing()
-	}
+	// A consumer's fetch names the partitions its last answer moved on (new
+	// fetch offsets): their parameters change in the listing too, in place
+	// while no fetch reads it, so that the next fetch need not list the
+	// whole session again. Any other change lists it anew.
+	changed := len(forgotten) > 0
 	for _, r := range partitions {
 		if e := s.index[r.Key]; e != nil {
-			e.Value.(*cached).Params = r.Params
+			cp := e.Value.(*cached)
+			cp.Params = r.Params
+			if l := s.listed; l != nil && l.users == 0 {
+				l.reqs[cp.at].Params = r.Params
+			} else {
+				changed = true
+			}
 			continue
 		}
 		s.index[r.Key] = s.order.PushBack(&cached{Request: r, highWatermark: -1, logStartOffset: -1})
+		changed = true
+	}
+	if changed {
+		s.dropListing()
 	}
 	for _, k := range forgotten {
 		if e := s.index[k]; e != nil {
@@ -296,6 +312,7 @@ func (s *session) newListing() *listing {
 	l.reqs, l.elems, l.slots = slices.Grow(l.reqs[:0], n), slices.Grow(l.elems[:0], n), slices.Grow(l.slots[:0], n)
 	for e := s.order.Front(); e != nil; e = e.Next() {
 		cp := e.Value.(*cached)
+		cp.at = len(l.reqs)
 		l.reqs = append(l.reqs, cp.Request)
 		l.elems = append(l.elems, e)
 		l.slots = append(l.slots, &cp.slot)
@@ -312,8 +329,21 @@ func (s *session) dropListing() {
 	s.listed = nil
 }
 
-// release ends f's use of its listing: one no longer current and no longer
-// read becomes the session's spare. Caller holds the cache's mutex.
+// Release ends f's use of its session's listing (Partitions and Slots of
+// an incremental fetch), once its answer is built: one no longer current
+// and no longer read becomes the session's spare, whose arrays the next
+// listing reuses. Nil-safe, and a no-op after the first call and for
+// fetches other than incremental ones.
+func (f *Fetch) Release() {
+	if f == nil || f.listing == nil {
+		return
+	}
+	f.cache.mu.Lock()
+	defer f.cache.mu.Unlock()
+	f.release()
+}
+
+// release is Release with the cache's mutex held.
 func (f *Fetch) release() {
 	l := f.listing
 	f.listing = nil
@@ -327,12 +357,12 @@ func (f *Fetch) release() {
 
 // Partitions are the partitions to read, in the order to read them: the
 // request's for a full fetch, every partition of the session for an
-// incremental one. Valid until Finish.
+// incremental one. Valid until Release.
 func (f *Fetch) Partitions() []Request { return f.partitions }
 
 // Slots are the session's slots of Partitions (Slots()[i] for
 // Partitions()[i]) for an incremental fetch, nil for others. Valid until
-// Finish; a slot itself lives as long as its partition stays in the
+// Release; a slot itself lives as long as its partition stays in the
 // session.
 func (f *Fetch) Slots() []*Slot {
 	if f.listing == nil {
@@ -348,7 +378,8 @@ func (f *Fetch) Slots() []*Slot {
 // a partition with records, an error, a changed high watermark or log start
 // offset, a diverging epoch or a preferred replica, and moves the included
 // ones to the back of the session's order, so partitions that had to wait
-// for room in one answer come first in the next.
+// for room in one answer come first in the next. Partitions stay valid,
+// for building the answer, until Release.
 func (f *Fetch) Finish(results []Result, now time.Time) (include []bool) {
 	include = make([]bool, len(results))
 	switch f.kind {
@@ -369,7 +400,6 @@ func (f *Fetch) Finish(results []Result, now time.Time) (include []bool) {
 	c, s := f.cache, f.sess
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	defer f.release()
 	if c.sessions[s.id] != s {
 		// Evicted or closed while this fetch read: answer everything read
 		// this time; the next incremental fetch learns the session is gone.
@@ -395,6 +425,13 @@ func (f *Fetch) Finish(results []Result, now time.Time) (include []bool) {
 			s.dropListing()
 			s.order.MoveToBack(e)
 		}
+	}
+	if s.listed == nil {
+		// Listed now, in the new order, rather than by the next fetch:
+		// this fetch has just read every partition of the session, so
+		// they are in the processor's cache now, and by the next fetch
+		// they may well not be.
+		s.listed = s.newListing()
 	}
 	return include
 }

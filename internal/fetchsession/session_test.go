@@ -233,7 +233,8 @@ func TestFinishAfterALaterIncrementalFetchForgotAPartition(t *testing.T) {
 // names a partition, or an answer that moves one, lists it anew, in the
 // new order and with the new parameters, while the listing a fetch still
 // reading holds stays as it was. A listing no fetch reads any more lends
-// its arrays to the next one.
+// its arrays to the next one, and takes a named partition's new
+// parameters in place.
 func TestIdleIncrementalFetchesShareTheListing(t *testing.T) {
 	c := NewCache(10)
 	id := open(t, c, 12, 10, req("a", 0, 0), req("a", 1, 0), req("a", 2, 0))
@@ -241,6 +242,7 @@ func TestIdleIncrementalFetchesShareTheListing(t *testing.T) {
 	first := c.Begin(12, id, 1, false, nil, nil, t0)
 	firstListed := &first.Partitions()[0]
 	first.Finish(idle, t0)
+	first.Release()
 	second := c.Begin(12, id, 2, false, nil, nil, t0)
 	if firstListed != &second.Partitions()[0] {
 		t.Fatal("an idle incremental fetch copied the session's partitions again")
@@ -249,6 +251,7 @@ func TestIdleIncrementalFetchesShareTheListing(t *testing.T) {
 	if inc := second.Finish([]Result{{HighWatermark: 10}, {HighWatermark: 12, HasRecords: true}, {HighWatermark: 10}}, t0); !slices.Equal(inc, []bool{false, true, false}) {
 		t.Fatalf("included %v", inc)
 	}
+	second.Release()
 	third := c.Begin(12, id, 3, false, []Request{req("a", 1, 12)}, nil, t0)
 	if got := keys(third.Partitions()); !slices.Equal(got, []string{"a-0", "a-2", "a-1"}) {
 		t.Fatalf("after an answer moved a-1: reads %v", got)
@@ -256,8 +259,8 @@ func TestIdleIncrementalFetchesShareTheListing(t *testing.T) {
 	if p := third.Partitions()[2]; p.FetchOffset != 12 {
 		t.Fatalf("a-1 read from %d, want the named 12", p.FetchOffset)
 	}
-	if &third.Partitions()[0] != firstListed {
-		t.Fatal("the new listing did not reuse the arrays of the one no fetch reads any more")
+	if &third.Partitions()[0] == firstListed {
+		t.Fatal("the listing in the new order was built in the arrays a fetch still read")
 	}
 	// A fetch overlapping third (a client sending before its answer came)
 	// changes the listing; third, still reading, keeps its own.
@@ -271,8 +274,27 @@ func TestIdleIncrementalFetchesShareTheListing(t *testing.T) {
 	if p := fourth.Partitions()[0]; p.FetchOffset != 5 {
 		t.Fatalf("a-0 read from %d, want the named 5", p.FetchOffset)
 	}
+	if &fourth.Partitions()[0] != firstListed {
+		t.Fatal("the new listing did not reuse the arrays of the one no fetch reads any more")
+	}
+	// Finished but not released, third still reads its listing (its
+	// answer is built from it): a new listing is not built in its arrays.
 	third.Finish(idle, t0)
 	fourth.Finish(idle, t0)
+	fourth.Release()
+	fifth := c.Begin(12, id, 5, false, []Request{req("a", 2, 7)}, nil, t0)
+	if &fifth.Partitions()[0] == &third.Partitions()[0] {
+		t.Fatal("a new listing was built in the arrays of a fetch finished but not released")
+	}
+	if got := keys(third.Partitions()); !slices.Equal(got, []string{"a-0", "a-2", "a-1"}) || third.Partitions()[1].FetchOffset != 0 {
+		t.Fatalf("the listing of a finished fetch changed before its release: %v", third.Partitions())
+	}
+	if got := keys(fifth.Partitions()); !slices.Equal(got, []string{"a-0", "a-2", "a-1"}) || fifth.Partitions()[1].FetchOffset != 7 {
+		t.Fatalf("fifth reads %v, want a-2 from the named 7", fifth.Partitions())
+	}
+	third.Release()
+	fifth.Finish(idle, t0)
+	fifth.Release()
 }
 
 // A partition's slot is the same across fetches and listings, as long as
@@ -305,4 +327,33 @@ func TestSlotsFollowTheirPartitions(t *testing.T) {
 	if full := c.Begin(12, 0, FinalEpoch, false, []Request{req("a", 0, 0)}, nil, t0); full.Slots() != nil {
 		t.Fatal("a sessionless fetch has slots")
 	}
+}
+
+// A consumer's every fetch names the partitions whose offsets moved: their
+// new parameters go into the listing no fetch reads any more, which the
+// next fetch reads without the session being listed again.
+func TestNamedPartitionsChangeTheListingInPlace(t *testing.T) {
+	c := NewCache(10)
+	id := open(t, c, 12, 10, req("a", 0, 0), req("a", 1, 0), req("a", 2, 0))
+	idle := []Result{{HighWatermark: 10}, {HighWatermark: 10}, {HighWatermark: 10}}
+	first := c.Begin(12, id, 1, false, nil, nil, t0)
+	listed := &first.Partitions()[0]
+	first.Finish(idle, t0)
+	first.Release()
+	second := c.Begin(12, id, 2, false, []Request{req("a", 1, 4)}, nil, t0)
+	if &second.Partitions()[0] != listed {
+		t.Fatal("a fetch naming a partition of its session listed the session again")
+	}
+	if got := keys(second.Partitions()); !slices.Equal(got, []string{"a-0", "a-1", "a-2"}) || second.Partitions()[1].FetchOffset != 4 {
+		t.Fatalf("second reads %v, want a-1 from the named 4", second.Partitions())
+	}
+	// While second reads it, the listing is not changed under it.
+	third := c.Begin(12, id, 3, false, []Request{req("a", 2, 6)}, nil, t0)
+	if second.Partitions()[2].FetchOffset != 0 || third.Partitions()[2].FetchOffset != 6 {
+		t.Fatalf("second reads %v, third %v", second.Partitions(), third.Partitions())
+	}
+	second.Finish(idle, t0)
+	second.Release()
+	third.Finish(idle, t0)
+	third.Release()
 }

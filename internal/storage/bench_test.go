@@ -148,3 +148,30 @@ func BenchmarkFirstWrite(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadKeepingUp is a consumer that keeps up with small batches
+// (B2m's partitions): each read asks for the offset after the last one it
+// got, a few small batches at a time.
+//
+//	go test ./internal/storage -run '^$' -bench ReadKeepingUp
+func BenchmarkReadKeepingUp(b *testing.B) {
+	l, _ := openTestLog(b, DefaultConfig())
+	batch := testBatch{n: 1, valueSize: 100}.build(b)
+	for range 2000 {
+		if _, err := l.Append(append([]byte(nil), batch...), testNow); err != nil {
+			b.Fatal(err)
+		}
+	}
+	end := l.LogEndOffset()
+	b.ReportAllocs()
+	var off int64
+	for b.Loop() {
+		res, err := l.Read(off, 2000, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if off = lastOffsetOf(res.Records) + 1; off >= end {
+			off = 0
+		}
+	}
+}

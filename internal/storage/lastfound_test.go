@@ -52,3 +52,38 @@ func TestReadsFromTheBatchFoundLast(t *testing.T) {
 		t.Fatalf("read %d records from 0 after the batch-by-batch reads, want %d", len(got), end)
 	}
 }
+
+// A read of several batches remembers the last of them, where the next
+// read of a consumer that keeps up begins: that read finds its batch with
+// one header read instead of one per batch the previous read returned.
+// Reads from anywhere still return every record once, in order.
+func TestAReadOfManyBatchesRemembersTheLast(t *testing.T) {
+	l, _ := openTestLog(t, DefaultConfig())
+	for i := range 40 {
+		mustAppend(t, l, testBatch{n: 1, tag: fmt.Sprint(i)}.build(t))
+	}
+	var next int64
+	for next < l.LogEndOffset() {
+		res, err := l.Read(next, 700, true) // a few batches per read
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := decodeBatches(t, res.Records)
+		if len(recs) < 2 && next+1 < l.LogEndOffset() {
+			t.Fatalf("read at %d returned %d records; want several batches", next, len(recs))
+		}
+		if recs[0].offset != next {
+			t.Fatalf("read at %d starts at %d", next, recs[0].offset)
+		}
+		last := recs[len(recs)-1].offset
+		if f := l.active().lastFound.Load(); f == nil || f.h.BaseOffset != last {
+			t.Fatalf("after reading %d-%d the segment remembers %+v, want the batch of %d", next, last, f, last)
+		}
+		next = last + 1
+	}
+	for _, from := range []int64{3, 0, 17} { // before the batch remembered
+		if got := readAll(t, l, from, 1<<20); int64(len(got)) != l.LogEndOffset()-from || got[0].offset != from {
+			t.Fatalf("from %d: %d records starting at %d", from, len(got), got[0].offset)
+		}
+	}
+}

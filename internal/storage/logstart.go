@@ -132,7 +132,7 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 	l.tooBig.Store(nil)
 	l.mu.Unlock()
 	removeSnapshotsAbove(l.dir, -1)
-	l.end.Store(&logEnd{offset: offset, seg: s, pos: 0})
+	l.publishEnd(&logEnd{offset: offset, seg: s, pos: 0})
 	l.logStart.Store(offset)
 	l.hw.Store(offset)
 	l.ps = newProducerState()

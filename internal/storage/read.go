@@ -163,7 +163,7 @@ func (l *Log) nothingAt(offset int64, maxBytes int32, minOneBatch bool, upTo int
 	if l.closing.Load() {
 		return 0, 0, 0, false
 	}
-	end := l.end.Load().offset
+	end := l.endOffset.Load()
 	logStart = l.logStart.Load()
 	if offset < logStart || offset > end {
 		return 0, 0, 0, false
@@ -179,22 +179,28 @@ func (l *Log) nothingAt(offset int64, maxBytes int32, minOneBatch bool, upTo int
 }
 
 // lastOffsetOf is the last offset of the last whole batch in b (which
-// holds whole batches only): the batches are walked by their length fields
-// and only the last header is parsed.
+// holds whole batches only), -1 if none.
 func lastOffsetOf(b []byte) int64 {
-	last := 0
+	_, h, ok := lastBatchOf(b)
+	if !ok {
+		return -1
+	}
+	return h.LastOffset
+}
+
+// lastBatchOf is where the last whole batch of b (which holds whole
+// batches only) starts, and its header: the batches are walked by their
+// length fields and only the last header is parsed.
+func lastBatchOf(b []byte) (at int, h record.BatchHeader, ok bool) {
 	for pos := 0; len(b)-pos >= record.BatchHeaderSize; {
 		size := int(int32(binary.BigEndian.Uint32(b[pos+record.PosLength:]))) + record.LogOverhead
 		if size < record.BatchHeaderSize || pos+size > len(b) {
 			break
 		}
-		last, pos = pos, pos+size
+		at, pos = pos, pos+size
 	}
-	h, ok := record.ParseHeader(b[last:])
-	if !ok {
-		return -1
-	}
-	return h.LastOffset
+	h, ok = record.ParseHeader(b[at:])
+	return at, h, ok
 }
 
 // ReadUpTo is Read bounded by upTo instead of the high watermark: no batch
@@ -264,6 +270,10 @@ func (l *Log) readSegments(offset int64, maxBytes int32, minOneBatch bool, upTo 
 		if err != nil {
 			return res, err
 		}
+		if recs, ok, err := s.readAfterFound(offset, maxBytes, lim, asFile); ok || err != nil {
+			res.Records = recs
+			return res, err
+		}
 		pos, h, ok, err := s.findBatch(offset, lim)
 		if err != nil {
 			return res, err
@@ -300,9 +310,49 @@ func (l *Log) readSegments(offset int64, maxBytes int32, minOneBatch bool, upTo 
 			return res, err
 		}
 		res.Records = buf[:record.WholeBatches(buf)]
+		// The consumer's next read starts after the last batch read: found
+		// from here, it costs one batch header, not one per batch read
+		// (findBatch starts after the batch it found last).
+		if at, last, ok := lastBatchOf(res.Records); ok && at > 0 {
+			s.lastFound.Store(&foundBatch{pos: pos + int64(at), h: last})
+		}
 		return res, nil
 	}
 	return res, nil
+}
+
+// readAfterFound is the read of a consumer that keeps up: offset is the
+// one after the batch the segment found last, so its batch starts where
+// that one ends, and its header and records come in one read of the file
+// instead of two (findBatch's header, then the records). ok is false when
+// the read must go the usual way: another offset, a read that may stay in
+// the file (asFile, FileRangeMin or more), a first batch larger than the
+// read, or a header that does not parse (whose error the usual way
+// words). The records are whole batches, as readSegments returns them.
+func (s *segment) readAfterFound(offset int64, maxBytes int32, limit int64, asFile bool) (records []byte, ok bool, err error) {
+	last := s.lastFound.Load()
+	if last == nil || last.h.LastOffset+1 != offset {
+		return nil, false, nil
+	}
+	pos := last.pos + last.h.Size
+	n := min(int64(maxBytes), limit-pos)
+	if n < record.BatchHeaderSize || (asFile && n >= FileRangeMin) {
+		return nil, false, nil
+	}
+	buf := bufpool.Get(int(n)) // pooled, as readSegments' reads
+	if err := s.readAt(buf, pos); err != nil {
+		bufpool.Put(buf)
+		return nil, false, err
+	}
+	if h, ok := record.ParseHeader(buf); !ok || h.Size > n || h.LastOffset < offset {
+		bufpool.Put(buf)
+		return nil, false, nil
+	}
+	records = buf[:record.WholeBatches(buf)]
+	if at, lh, ok := lastBatchOf(records); ok {
+		s.lastFound.Store(&foundBatch{pos: pos + int64(at), h: lh})
+	}
+	return records, true, nil
 }
 
 // boundedLimit is how far a reader bounded by offset bound may read in

@@ -78,7 +78,7 @@ func (l *Log) TruncateTo(offset int64) error {
 		}
 	}
 	removeSnapshotsAbove(l.dir, end)
-	l.end.Store(&logEnd{offset: end, seg: s, pos: pos})
+	l.publishEnd(&logEnd{offset: end, seg: s, pos: pos})
 	l.ps = newProducerState()
 	if err := l.replayProducers(); err != nil {
 		return err
