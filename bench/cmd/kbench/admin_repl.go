@@ -100,7 +100,7 @@ func (s *adminSuite) startCluster(ctx context.Context, n int, props ...string) (
 func (c *replCluster) start(ctx context.Context, id int) error {
 	props := append([]string{"node.id=" + strconv.Itoa(id), "metadata.etcd.endpoints=" + c.etcd.Endpoint()}, c.props...)
 	b, err := broker.StartWith(ctx, broker.Kbroker, c.s.r.bins, c.s.tmp, broker.StartOptions{
-		Dir: filepath.Join(c.dir, "broker-"+strconv.Itoa(id)), Props: props, Port: c.ports[id-1],
+		Dir: filepath.Join(c.dir, "broker-"+strconv.Itoa(id)), Props: props, Port: c.ports[id-1], Metrics: c.s.o.ad.profileDir != "",
 	})
 	if err != nil {
 		return err
@@ -310,7 +310,7 @@ func (s *adminSuite) r1Single(ctx context.Context, produce, latency workload.Spe
 	}
 	defer b.Stop()
 	cpu := func() float64 { v, _ := broker.CPUSeconds(b.Pid()); return v }
-	return s.r1Load(ctx, []string{b.Addr}, b, cpu, nil, false, produce, latency)
+	return s.r1Load(ctx, []string{b.Addr}, b, cpu, nil, false, produce, latency, []*broker.Broker{b})
 }
 
 func (s *adminSuite) r1Cluster(ctx context.Context, produce, latency workload.Spec) (r1Run, error) {
@@ -319,14 +319,15 @@ func (s *adminSuite) r1Cluster(ctx context.Context, produce, latency workload.Sp
 		return r1Run{}, err
 	}
 	defer c.stop()
-	return s.r1Load(ctx, c.seeds(), nil, c.cpu, []int32{1, 2, 3}, true, produce, latency)
+	return s.r1Load(ctx, c.seeds(), nil, c.cpu, []int32{1, 2, 3}, true, produce, latency, c.brokers)
 }
 
 // r1Load runs the produce and the latency workload on fresh topics. With
 // replicas set, the topics get them and min.insync.replicas=2, and the
-// load asks for acks=all.
+// load asks for acks=all. With -profile, each of profiled (the brokers
+// serving the load) is profiled through each run.
 func (s *adminSuite) r1Load(ctx context.Context, seeds []string, b *broker.Broker, cpu func() float64, replicas []int32, acksAll bool,
-	produce, latency workload.Spec) (r1Run, error) {
+	produce, latency workload.Spec, profiled []*broker.Broker) (r1Run, error) {
 	var run r1Run
 	for i, spec := range []workload.Spec{produce, latency} {
 		spec.Topic, spec.Addr, spec.AcksAll = topicName("r1"), seeds[0], acksAll
@@ -351,8 +352,16 @@ func (s *adminSuite) r1Load(ctx context.Context, seeds []string, b *broker.Broke
 				return run, err
 			}
 		}
+		var waits []func()
+		for j, pb := range profiled {
+			name := fmt.Sprintf("R1-%s-%s-broker%d", spec.Kind, map[bool]string{false: "acks1", true: "acksall"}[acksAll], j+1)
+			waits = append(waits, s.profile(ctx, pb, name, int((spec.Warmup+spec.Duration)/time.Second)))
+		}
 		c0, t0 := cpu(), time.Now()
 		res, _, _, err := s.r.runLoad(ctx, spec, b)
+		for _, w := range waits {
+			w()
+		}
 		if err != nil {
 			return run, err
 		}
