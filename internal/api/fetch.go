@@ -66,7 +66,7 @@ func handleFetch(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request) 
 	}
 	var resp *kmsg.FetchResponse
 	var throttled int // of the last read, the one answered
-	r.Parked += s.Logs.LongPoll(ctx, time.Duration(req.MaxWaitMillis)*time.Millisecond, func(watch bool) ([]replica.Key, bool) {
+	r.Parked += s.Logs.LongPoll(ctx, time.Duration(req.MaxWaitMillis)*time.Millisecond, fromReplica, func(watch bool) ([]replica.Key, bool) {
 		var read []replica.Key
 		var done bool
 		if scratch != nil {

@@ -36,6 +36,10 @@ type delayed[K comparable] struct {
 	wake    chan struct{} // holds one wake-up; more coalesce
 	timer   *time.Timer
 	watches []watch[K]
+	// newRecordsOnly is an operation that only new records (or a change
+	// of leadership, a truncation) can complete: NotifyCommitted passes
+	// it by (AwaitNewRecords).
+	newRecordsOnly bool
 }
 
 // watch links an operation into the list of one key's watchers.
@@ -57,7 +61,18 @@ func (q *DelayedQueue[K]) Notifications() uint64 { return q.notified.Load() }
 
 // Notify tells the operations watching key that it changed: each tries to
 // complete, on its own goroutine.
-func (q *DelayedQueue[K]) Notify(key K) {
+func (q *DelayedQueue[K]) Notify(key K) { q.notify(key, false) }
+
+// NotifyCommitted tells the operations watching key that only what is
+// committed there moved (the high watermark, the log start offset): a
+// consumer's fetch, an acks=all produce or a DeleteRecords may now
+// complete, a follower's fetch (AwaitNewRecords) may not. Each HW advance
+// would otherwise wake the other followers' parked fetches, which read
+// again and park again, on the leader's CPU in the middle of acks=all's
+// round trip.
+func (q *DelayedQueue[K]) NotifyCommitted(key K) { q.notify(key, true) }
+
+func (q *DelayedQueue[K]) notify(key K, committedOnly bool) {
 	// Counted before looking for watchers, and an operation counts itself
 	// parked before reading notified: either this sees it parked, or it
 	// sees this notification.
@@ -67,6 +82,9 @@ func (q *DelayedQueue[K]) Notify(key K) {
 	}
 	q.mu.Lock()
 	for w := q.watchers[key]; w != nil; w = w.next {
+		if committedOnly && w.op.newRecordsOnly {
+			continue
+		}
 		select {
 		case w.op.wake <- struct{}{}:
 		default: // already woken, not yet run
@@ -82,10 +100,20 @@ func (q *DelayedQueue[K]) Notify(key K) {
 // each notification of one of keys. parked is the time spent waiting, not
 // trying, which request-time quotas do not charge.
 func (q *DelayedQueue[K]) Await(ctx context.Context, keys []K, seen uint64, deadline time.Time, tryComplete func() bool) (completed bool, parked time.Duration) {
+	return q.await(ctx, keys, seen, deadline, tryComplete, false)
+}
+
+// AwaitNewRecords is Await for an operation that only new records on its
+// keys can complete, a follower's fetch: NotifyCommitted does not wake it.
+func (q *DelayedQueue[K]) AwaitNewRecords(ctx context.Context, keys []K, seen uint64, deadline time.Time, tryComplete func() bool) (completed bool, parked time.Duration) {
+	return q.await(ctx, keys, seen, deadline, tryComplete, true)
+}
+
+func (q *DelayedQueue[K]) await(ctx context.Context, keys []K, seen uint64, deadline time.Time, tryComplete func() bool, newRecordsOnly bool) (completed bool, parked time.Duration) {
 	if !time.Now().Before(deadline) || ctx.Err() != nil || len(keys) == 0 {
 		return false, 0
 	}
-	op := q.park(keys)
+	op := q.park(keys, newRecordsOnly)
 	defer q.unpark(op)
 	if q.notified.Load() != seen && tryComplete() {
 		return true, 0
@@ -108,12 +136,13 @@ func (q *DelayedQueue[K]) Await(ctx context.Context, keys []K, seen uint64, dead
 }
 
 // park takes an operation from the pool and makes it watch keys.
-func (q *DelayedQueue[K]) park(keys []K) *delayed[K] {
+func (q *DelayedQueue[K]) park(keys []K, newRecordsOnly bool) *delayed[K] {
 	op, _ := q.free.Get().(*delayed[K])
 	if op == nil {
 		op = &delayed[K]{wake: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
 		op.timer.Stop()
 	}
+	op.newRecordsOnly = newRecordsOnly
 	if cap(op.watches) < len(keys) {
 		op.watches = make([]watch[K], len(keys))
 	}

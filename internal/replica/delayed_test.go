@@ -221,3 +221,47 @@ func BenchmarkDelayedQueueNotifyNoneWaiting(b *testing.B) {
 		q.Notify(Key{Partition: 1})
 	}
 }
+
+// A high watermark move (NotifyCommitted) completes what waits for
+// committed records, an acks=all produce or a consumer's fetch, and passes
+// by a follower's fetch (AwaitNewRecords), which only new records, a full
+// Notify, can complete.
+func TestNotifyCommittedPassesOperationsWaitingForNewRecords(t *testing.T) {
+	q := NewDelayedQueue[int]()
+	var followerTries atomic.Int32
+	follower := make(chan bool, 1)
+	go func() {
+		completed, _ := q.AwaitNewRecords(context.Background(), []int{1}, q.Notifications(), time.Now().Add(time.Minute), func() bool {
+			followerTries.Add(1)
+			return true
+		})
+		follower <- completed
+	}()
+	produce := awaitAsync(context.Background(), q, []int{1}, q.Notifications(), time.Minute, func() bool { return true })
+	waitParked(t, q, 2)
+
+	q.NotifyCommitted(1)
+	select {
+	case r := <-produce:
+		if !r.completed {
+			t.Fatal("the produce waiting for the high watermark was not completed")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("NotifyCommitted did not wake the produce waiting for the high watermark")
+	}
+	time.Sleep(20 * time.Millisecond)
+	if n := followerTries.Load(); n != 0 {
+		t.Fatalf("the follower's fetch tried %d times on a high watermark move", n)
+	}
+
+	q.Notify(1)
+	select {
+	case completed := <-follower:
+		if !completed {
+			t.Fatal("the follower's fetch was not completed")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("new records (Notify) did not wake the follower's fetch")
+	}
+	assertEmpty(t, q)
+}

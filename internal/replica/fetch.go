@@ -109,15 +109,21 @@ func (f *FetchRead) Keys() []Key { return f.keys }
 // not done and maxWait is positive, the fetch waits for appends to the
 // partitions read, reading again after each, and reads a last time when
 // maxWait passes. parked is the time spent waiting, which request-time
-// quotas do not charge.
-func (p *Partitions) LongPoll(ctx context.Context, maxWait time.Duration, read func(watch bool) (keys []Key, done bool)) (parked time.Duration) {
+// quotas do not charge. A follower's fetch (fromReplica) reads up to the
+// log end, so only new records complete it: it is not woken when only the
+// high watermark moves (DelayedQueue.NotifyCommitted).
+func (p *Partitions) LongPoll(ctx context.Context, maxWait time.Duration, fromReplica bool, read func(watch bool) (keys []Key, done bool)) (parked time.Duration) {
 	deadline := time.Now().Add(maxWait)
 	seen := p.delayed.Notifications()
 	keys, done := read(maxWait > 0)
 	if done || maxWait <= 0 || len(keys) == 0 {
 		return 0
 	}
-	completed, parked := p.delayed.Await(ctx, keys, seen, deadline, func() bool {
+	await := p.delayed.Await
+	if fromReplica {
+		await = p.delayed.AwaitNewRecords
+	}
+	completed, parked := await(ctx, keys, seen, deadline, func() bool {
 		_, done := read(false)
 		return done
 	})

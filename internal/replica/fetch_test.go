@@ -46,7 +46,7 @@ func TestFetchReadBudgetAndLongPoll(t *testing.T) {
 
 	reads := 0
 	start := time.Now()
-	p.LongPoll(context.Background(), 50*time.Millisecond, func(watch bool) ([]Key, bool) {
+	p.LongPoll(context.Background(), 50*time.Millisecond, false, func(watch bool) ([]Key, bool) {
 		reads++
 		return []Key{pts[0].Key}, false
 	})

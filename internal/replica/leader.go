@@ -240,7 +240,9 @@ func (pt *Partition) followerFetch(from ReplicaState, leaderEpoch int32, offset,
 		advanced = true // a DeleteRecords waiting for the low watermark
 	}
 	if advanced {
-		pt.delayed.Notify(pt.Key) // acks=all produces waiting for the high watermark
+		// acks=all produces and consumers waiting for the high watermark;
+		// the other followers' fetches wait for records, not for this.
+		pt.delayed.NotifyCommitted(pt.Key)
 	}
 	if expand != nil {
 		ld.alterISR(expand)
