@@ -22,6 +22,9 @@ type DelayedQueue[K comparable] struct {
 	// notified counts notifications, so that a caller who looked, found it
 	// must wait, and only then parks can tell whether it missed one.
 	notified atomic.Uint64
+	// notifiedRecords counts the notifications that are not
+	// NotifyCommitted, for operations only those complete.
+	notifiedRecords atomic.Uint64
 	// parked counts waiting operations; Notify skips the lock when none
 	// waits, which is most appends.
 	parked atomic.Int64
@@ -59,6 +62,10 @@ func NewDelayedQueue[K comparable]() *DelayedQueue[K] {
 // notification between the look and the park is then not missed.
 func (q *DelayedQueue[K]) Notifications() uint64 { return q.notified.Load() }
 
+// RecordNotifications is Notifications for AwaitNewRecords: the count of
+// notifications other than NotifyCommitted.
+func (q *DelayedQueue[K]) RecordNotifications() uint64 { return q.notifiedRecords.Load() }
+
 // Notify tells the operations watching key that it changed: each tries to
 // complete, on its own goroutine.
 func (q *DelayedQueue[K]) Notify(key K) { q.notify(key, false) }
@@ -77,6 +84,9 @@ func (q *DelayedQueue[K]) notify(key K, committedOnly bool) {
 	// parked before reading notified: either this sees it parked, or it
 	// sees this notification.
 	q.notified.Add(1)
+	if !committedOnly {
+		q.notifiedRecords.Add(1)
+	}
 	if q.parked.Load() == 0 {
 		return
 	}
@@ -104,7 +114,10 @@ func (q *DelayedQueue[K]) Await(ctx context.Context, keys []K, seen uint64, dead
 }
 
 // AwaitNewRecords is Await for an operation that only new records on its
-// keys can complete, a follower's fetch: NotifyCommitted does not wake it.
+// keys can complete, a follower's fetch: NotifyCommitted does not wake it,
+// and seen is a RecordNotifications count (a follower's fetch that moved
+// the high watermark does not read again at once for its own
+// notification).
 func (q *DelayedQueue[K]) AwaitNewRecords(ctx context.Context, keys []K, seen uint64, deadline time.Time, tryComplete func() bool) (completed bool, parked time.Duration) {
 	return q.await(ctx, keys, seen, deadline, tryComplete, true)
 }
@@ -115,7 +128,11 @@ func (q *DelayedQueue[K]) await(ctx context.Context, keys []K, seen uint64, dead
 	}
 	op := q.park(keys, newRecordsOnly)
 	defer q.unpark(op)
-	if q.notified.Load() != seen && tryComplete() {
+	counter := &q.notified
+	if newRecordsOnly {
+		counter = &q.notifiedRecords
+	}
+	if counter.Load() != seen && tryComplete() {
 		return true, 0
 	}
 	op.timer.Reset(time.Until(deadline))

@@ -265,3 +265,28 @@ func TestNotifyCommittedPassesOperationsWaitingForNewRecords(t *testing.T) {
 	}
 	assertEmpty(t, q)
 }
+
+// A follower's fetch looks, finds nothing, and parks: a new-records
+// notification between the look and the park makes it try at once (it
+// must not sleep through the records), a high watermark move (its own,
+// from the offset it brought) does not.
+func TestAwaitNewRecordsRetriesAtOnceOnlyForMissedRecords(t *testing.T) {
+	q := NewDelayedQueue[int]()
+	try := func(notify func(int)) int32 {
+		var tries atomic.Int32
+		seen := q.RecordNotifications()
+		notify(1)
+		q.AwaitNewRecords(context.Background(), []int{1}, seen, time.Now().Add(30*time.Millisecond), func() bool {
+			tries.Add(1)
+			return false
+		})
+		return tries.Load()
+	}
+	if n := try(q.NotifyCommitted); n != 0 {
+		t.Fatalf("tried %d times after a missed high watermark move", n)
+	}
+	if n := try(q.Notify); n != 1 {
+		t.Fatalf("tried %d times after missed new records, want once at once", n)
+	}
+	assertEmpty(t, q)
+}

@@ -114,14 +114,13 @@ func (f *FetchRead) Keys() []Key { return f.keys }
 // high watermark moves (DelayedQueue.NotifyCommitted).
 func (p *Partitions) LongPoll(ctx context.Context, maxWait time.Duration, fromReplica bool, read func(watch bool) (keys []Key, done bool)) (parked time.Duration) {
 	deadline := time.Now().Add(maxWait)
-	seen := p.delayed.Notifications()
+	seen, await := p.delayed.Notifications(), p.delayed.Await
+	if fromReplica {
+		seen, await = p.delayed.RecordNotifications(), p.delayed.AwaitNewRecords
+	}
 	keys, done := read(maxWait > 0)
 	if done || maxWait <= 0 || len(keys) == 0 {
 		return 0
-	}
-	await := p.delayed.Await
-	if fromReplica {
-		await = p.delayed.AwaitNewRecords
 	}
 	completed, parked := await(ctx, keys, seen, deadline, func() bool {
 		_, done := read(false)
