@@ -248,34 +248,8 @@ func TestTransactionsV2ProduceToAnotherBroker(t *testing.T) {
 	}
 	adm := kadm.NewClient(testkit.Client(t, brokers[0].Addr()))
 	testkit.CreateTopic(t, adm, "remote", 4, nil)
-
 	const id = "tv2-remote"
-	var coordinator int32 = -1
-	rc0 := testkit.Dial(t, brokers[0].Addr())
-	wantCode(t, "FindCoordinator", retrying(t, func() int16 {
-		req := kmsg.NewPtrFindCoordinatorRequest()
-		req.Version, req.CoordinatorType, req.CoordinatorKeys = 4, 1, []string{id}
-		c := request[*kmsg.FindCoordinatorResponse](t, rc0, req).Coordinators[0]
-		coordinator = c.NodeID
-		return c.ErrorCode
-	}), nil)
-	coord, other := brokers[0], brokers[1]
-	if coordinator == 2 {
-		coord, other = brokers[1], brokers[0]
-	}
-	md, err := adm.Metadata(testkit.Context(t, 10*time.Second), "remote")
-	if err != nil {
-		t.Fatal(err)
-	}
-	partition := int32(-1)
-	for _, p := range md.Topics["remote"].Partitions {
-		if p.Leader != coordinator {
-			partition = p.Partition
-		}
-	}
-	if partition < 0 {
-		t.Fatalf("every partition of remote is led by the coordinator, broker %d: %+v", coordinator, md.Topics["remote"].Partitions)
-	}
+	coord, other, partition := coordinatorAndOtherLeader(t, adm, brokers, id, "remote")
 
 	rcCoord, rcOther := testkit.Dial(t, coord.Addr()), testkit.Dial(t, other.Addr())
 	p, code := initProducer(t, rcCoord, id, 5, 60_000)
@@ -303,4 +277,37 @@ func TestTransactionsV2ProduceToAnotherBroker(t *testing.T) {
 	if len(read) != 1 || string(read[0].Value) != "v" {
 		t.Fatalf("read_committed read %v from remote-%d, want the one committed record", read, partition)
 	}
+}
+
+// coordinatorAndOtherLeader finds which of the two brokers coordinates
+// transactional id txnID, and a partition of topic that the other leads.
+func coordinatorAndOtherLeader(t *testing.T, adm *kadm.Client, brokers []*broker.Broker, txnID, topic string) (coord, other *broker.Broker, partition int32) {
+	t.Helper()
+	var coordinator int32 = -1
+	rc0 := testkit.Dial(t, brokers[0].Addr())
+	wantCode(t, "FindCoordinator", retrying(t, func() int16 {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.Version, req.CoordinatorType, req.CoordinatorKeys = 4, 1, []string{txnID}
+		c := request[*kmsg.FindCoordinatorResponse](t, rc0, req).Coordinators[0]
+		coordinator = c.NodeID
+		return c.ErrorCode
+	}), nil)
+	coord, other = brokers[0], brokers[1]
+	if coordinator == 2 {
+		coord, other = brokers[1], brokers[0]
+	}
+	md, err := adm.Metadata(testkit.Context(t, 10*time.Second), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	partition = -1
+	for _, p := range md.Topics[topic].Partitions {
+		if p.Leader != coordinator {
+			partition = p.Partition
+		}
+	}
+	if partition < 0 {
+		t.Fatalf("every partition of %s is led by the coordinator, broker %d: %+v", topic, coordinator, md.Topics[topic].Partitions)
+	}
+	return coord, other, partition
 }

@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -37,34 +36,8 @@ func TestProduceAnswersAnUnreachableCoordinatorNotEnoughReplicas(t *testing.T) {
 	}
 	adm := kadm.NewClient(testkit.Client(t, brokers[0].Addr()))
 	testkit.CreateTopic(t, adm, "unverified", 4, nil)
-
 	const id = "coordinator-gone"
-	var coordinator int32 = -1
-	rc0 := testkit.Dial(t, brokers[0].Addr())
-	wantCode(t, "FindCoordinator", retrying(t, func() int16 {
-		req := kmsg.NewPtrFindCoordinatorRequest()
-		req.Version, req.CoordinatorType, req.CoordinatorKeys = 4, 1, []string{id}
-		c := request[*kmsg.FindCoordinatorResponse](t, rc0, req).Coordinators[0]
-		coordinator = c.NodeID
-		return c.ErrorCode
-	}), nil)
-	coord, other := brokers[0], brokers[1]
-	if coordinator == 2 {
-		coord, other = brokers[1], brokers[0]
-	}
-	md, err := adm.Metadata(testkit.Context(t, 10*time.Second), "unverified")
-	if err != nil {
-		t.Fatal(err)
-	}
-	partition := int32(-1)
-	for _, p := range md.Topics["unverified"].Partitions {
-		if p.Leader != coordinator {
-			partition = p.Partition
-		}
-	}
-	if partition < 0 {
-		t.Fatalf("every partition of unverified is led by the coordinator, broker %d: %+v", coordinator, md.Topics["unverified"].Partitions)
-	}
+	coord, other, partition := coordinatorAndOtherLeader(t, adm, brokers, id, "unverified")
 	p, code := initProducer(t, testkit.Dial(t, coord.Addr()), id, 5, 60_000)
 	wantCode(t, "InitProducerId", code, nil)
 	if err := coord.Close(); err != nil {
