@@ -51,9 +51,11 @@ func handleProduce(ctx context.Context, s *Server, c *wire.Conn, r *wire.Request
 	var waits []replica.CommitWait // acks=all on partitions with followers
 	var waitAt [][2]int            // each wait's topic and partition index in resp
 	next := 0
+	resp.Topics = make([]kmsg.ProduceResponseTopic, 0, len(req.Topics))
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, 0, len(rt.Partitions))
 		for _, rp := range rt.Partitions {
 			target := &targets[next]
 			next++

@@ -121,6 +121,11 @@ type Log struct {
 
 	chMu sync.Mutex
 	ch   chan struct{}
+	// chTaken says Changed handed out ch since it was made: until then no
+	// one can be waiting on it, and an append need not replace it (an
+	// allocation and a close per batch, most of them for partitions no
+	// fetch is parked on).
+	chTaken bool
 
 	sealing    sync.WaitGroup // background syncs of rolled segments
 	lastSeal   chan struct{}  // closed when the newest roll's seal finished (guarded by appendMu)
@@ -804,8 +809,10 @@ func (l *Log) isClosed() bool {
 
 func (l *Log) notify() {
 	l.chMu.Lock()
-	close(l.ch)
-	l.ch = make(chan struct{})
+	if l.chTaken {
+		close(l.ch)
+		l.ch, l.chTaken = make(chan struct{}), false
+	}
 	l.chMu.Unlock()
 }
 
@@ -815,6 +822,7 @@ func (l *Log) notify() {
 func (l *Log) Changed() <-chan struct{} {
 	l.chMu.Lock()
 	defer l.chMu.Unlock()
+	l.chTaken = true
 	return l.ch
 }
 

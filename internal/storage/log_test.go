@@ -656,6 +656,31 @@ func (*Log) emptyMax(t *testing.T) (int64, int64, error) {
 	return l.MaxTimestamp()
 }
 
+// An append no one waits for keeps the channel (no allocation per batch),
+// and the channel Changed hands out afterwards is still open until the next
+// append.
+func TestChangedAfterUnwatchedAppends(t *testing.T) {
+	l, _ := openTestLog(t, DefaultConfig())
+	for range 3 {
+		mustAppend(t, l, testBatch{}.build(t))
+	}
+	ch := l.Changed()
+	select {
+	case <-ch:
+		t.Fatal("a channel taken after the appends is already closed")
+	default:
+	}
+	mustAppend(t, l, testBatch{}.build(t))
+	select {
+	case <-ch:
+	default:
+		t.Fatal("the next append did not close the channel taken")
+	}
+	if allocs := testing.AllocsPerRun(10, func() { l.notify() }); allocs != 0 {
+		t.Fatalf("an append's wake-up with no channel taken allocated %v times", allocs)
+	}
+}
+
 func TestChangedFiresOnAppend(t *testing.T) {
 	l, _ := openTestLog(t, DefaultConfig())
 	ch := l.Changed()

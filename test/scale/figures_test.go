@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -87,15 +89,23 @@ func TestScaleFigures(t *testing.T) {
 	report(fmt.Sprintf("first write to %d partitions", len(many)), "%.1f s (%.2f ms per partition)", first.Seconds(), float64(first.Milliseconds())/float64(len(many)))
 	// The broker's CPU is reported beside the rate: on shared cores the
 	// client's work for thousands of partitions bounds the rate too.
-	const perPartition = 4
-	cpu0 := cpuOf(t, p.Pid())
+	perPartition := envInt(t, "KBROKER_SCALE_RECORDS_PER_PARTITION", 4)
+	self := os.Getpid() // the client: kgo runs in this test process
+	cpu0, client0 := cpuOf(t, p.Pid()), cpuOf(t, self)
 	roundRobin := produce(t, ctx, p.Addr, many, perPartition)
-	cpu1 := cpuOf(t, p.Pid())
+	cpu1, client1 := cpuOf(t, p.Pid()), cpuOf(t, self)
 	ten := produce(t, ctx, p.Addr, many[:10], perPartition*len(many)/10)
-	cpu2 := cpuOf(t, p.Pid())
+	cpu2, client2 := cpuOf(t, p.Pid()), cpuOf(t, self)
 	mb := float64(perPartition*len(many)*recordBytes) / 1e6
-	report(fmt.Sprintf("produce %.0f MB round-robin to %d partitions", mb, len(many)), "%.1f MB/s, broker CPU %.1f ms per MB", mb/roundRobin.Seconds(), float64((cpu1-cpu0).Milliseconds())/mb)
-	report(fmt.Sprintf("produce %.0f MB to 10 partitions", mb), "%.1f MB/s, broker CPU %.1f ms per MB (rate round-robin ÷ 10: %.2f)", mb/ten.Seconds(), float64((cpu2-cpu1).Milliseconds())/mb, ten.Seconds()/roundRobin.Seconds())
+	msPerMB := func(d time.Duration) float64 { return float64(d.Milliseconds()) / mb }
+	report(fmt.Sprintf("produce %.0f MB round-robin to %d partitions", mb, len(many)), "%.1f MB/s, broker CPU %.1f ms per MB, client %.1f", mb/roundRobin.Seconds(), msPerMB(cpu1-cpu0), msPerMB(client1-client0))
+	report(fmt.Sprintf("produce %.0f MB to 10 partitions", mb), "%.1f MB/s, broker CPU %.1f ms per MB, client %.1f (rate round-robin ÷ 10: %.2f)", mb/ten.Seconds(), msPerMB(cpu2-cpu1), msPerMB(client2-client1), ten.Seconds()/roundRobin.Seconds())
+	if dir := os.Getenv("KBROKER_SCALE_CPU_PROFILE"); dir != "" {
+		// The broker's CPU profile of each produce, run again for a
+		// profile's length (rounded up to a second) in whole rounds.
+		profileProduce(t, ctx, p.MetricsAddr, filepath.Join(dir, "roundrobin.pprof"), roundRobin, func() { produce(t, ctx, p.Addr, many, perPartition) })
+		profileProduce(t, ctx, p.MetricsAddr, filepath.Join(dir, "ten.pprof"), ten, func() { produce(t, ctx, p.Addr, many[:10], perPartition*len(many)/10) })
+	}
 	rssWritten := rss(t, p.Pid())
 	report(fmt.Sprintf("RSS, %d partitions, %d written", partitions, len(many)), "%.1f MiB (Go heap in use %.1f MiB)", mib(rssWritten), mib(heapInUse(t, p.MetricsAddr)))
 	saveHeapProfile(t, p.MetricsAddr)
@@ -127,7 +137,9 @@ const recordBytes = 1000
 // acknowledged.
 func produce(t *testing.T, ctx context.Context, addr string, parts []topicPartition, perPartition int) time.Duration {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	requests := &produceRequests{}
+	defer func() { t.Logf("%d partitions: %s", len(parts), requests) }()
+	cl, err := kgo.NewClient(kgo.WithHooks(requests), kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,6 +176,38 @@ func produce(t *testing.T, ctx context.Context, addr string, parts []topicPartit
 	return took
 }
 
+// produceRequests counts a client's Produce requests, their bytes and
+// their time from the end of the write to the end of the response's read
+// (the broker's handling and the network): with one request in flight
+// per broker, as an idempotent producer keeps, the rate is the request's
+// bytes over the client's and the broker's time for it.
+type produceRequests struct {
+	mu       sync.Mutex
+	n        int
+	bytes    int
+	response time.Duration
+}
+
+func (p *produceRequests) OnBrokerE2E(_ kgo.BrokerMetadata, key int16, e kgo.BrokerE2E) {
+	if key != 0 { // Produce
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+	p.bytes += e.BytesWritten
+	p.response += e.ReadWait + e.TimeToRead
+}
+
+func (p *produceRequests) String() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n == 0 {
+		return "no Produce request"
+	}
+	return fmt.Sprintf("%d Produce requests of %.0f KB on average, %.1f ms each from written to answered", p.n, float64(p.bytes)/float64(p.n)/1e3, float64(p.response.Microseconds())/float64(p.n)/1e3)
+}
+
 // heapInUse is the broker's go_memstats_heap_inuse_bytes.
 func heapInUse(t *testing.T, metricsAddr string) int64 {
 	t.Helper()
@@ -196,6 +240,54 @@ func saveHeapProfile(t *testing.T, metricsAddr string) {
 	defer f.Close()
 	if _, err := io.Copy(f, resp.Body); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// profileProduce writes the broker's CPU profile, of took rounded up to a
+// second, to path while run repeats until the profile is written; the
+// client's (this process's) profile of the same rounds goes beside it,
+// named client-<base of path>.
+func profileProduce(t *testing.T, ctx context.Context, metricsAddr, path string, took time.Duration, run func()) {
+	t.Helper()
+	seconds := int(took/time.Second) + 1
+	clientProfile, err := os.Create(filepath.Join(filepath.Dir(path), "client-"+filepath.Base(path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer clientProfile.Close()
+	if err := pprof.StartCPUProfile(clientProfile); err != nil {
+		t.Fatal(err)
+	}
+	defer pprof.StopCPUProfile()
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", metricsAddr, seconds))
+		if err != nil {
+			done <- err
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(path)
+		if err != nil {
+			done <- err
+			return
+		}
+		_, err = io.Copy(f, resp.Body)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		done <- err
+	}()
+	for {
+		run()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		default:
+		}
 	}
 }
 
