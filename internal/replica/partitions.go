@@ -109,9 +109,22 @@ func (p *Partitions) openLocked(snap *meta.Snapshot, t *meta.Topic, partition in
 	if partition >= curT.Partitions || !p.IsReplica(cur, curT, partition) {
 		return nil, &stateError{ErrNotLeader, fmt.Sprintf("Broker %d holds no replica of %s-%d.", p.broker.NodeID, t.Name, partition)}
 	}
-	l, err := p.logs.Log(t.Name, partition, t.ID, p.storageConfig(snap, t.Name))
+	l, err := p.logs.Log(t.Name, partition, t.ID, p.storageConfig(cur, t.Name))
 	if err != nil {
 		return nil, fmt.Errorf("opening %s-%d: %w", t.Name, partition, err)
+	}
+	// A config change applied while the log was being opened passed it
+	// by (applyLogConfigs sets only the logs already open): now that it is
+	// open, give it the configs of the newest snapshot, again until no
+	// change came in meanwhile, so that the last configs set are the
+	// newest whichever of this and the change's applier runs last.
+	for s := cur; ; {
+		next := p.store.Snapshot()
+		if next.Rev == s.Rev {
+			break
+		}
+		s = next
+		l.SetConfig(p.storageConfig(s, t.Name))
 	}
 	p.restoreHighWatermark(snap, t, partition, l)
 	return l, nil
