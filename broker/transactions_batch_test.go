@@ -11,9 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"kbroker/broker"
 	"kbroker/broker/brokertest"
-	"kbroker/internal/cluster/etcdtest"
 	"kbroker/internal/record"
 	"kbroker/internal/testkit"
 	"kbroker/internal/txn"
@@ -150,14 +148,7 @@ func TestProduceAddsItsPartitionsToTheTransactionInOneWrite(t *testing.T) {
 // AddPartitionsToTxn (v5 to add, one state write; v4 with VerifyOnly to
 // verify, answered per partition).
 func TestProduceToAnotherBrokerAsksTheCoordinatorOnceForAllItsPartitions(t *testing.T) {
-	etcd := etcdtest.Start(t)
-	var brokers []*broker.Broker
-	for id := 1; id <= 2; id++ {
-		props := txnProps(t.TempDir())
-		props["node.id"], props["metadata.etcd.endpoints"] = strconv.Itoa(id), etcd.Endpoint()
-		props["metadata.etcd.session.timeout.ms"], props["metadata.etcd.request.timeout.ms"] = "2000", "1000"
-		brokers = append(brokers, brokertest.StartWith(t, props))
-	}
+	brokers := twoTxnBrokers(t, nil)
 	cl := testkit.Client(t, brokers[0].Addr())
 	adm := kadm.NewClient(cl)
 	testkit.CreateTopic(t, adm, "remote", 8, nil)

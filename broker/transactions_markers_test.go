@@ -1,7 +1,6 @@
 package broker_test
 
 import (
-	"strconv"
 	"testing"
 	"time"
 
@@ -10,8 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kbroker/broker"
-	"kbroker/broker/brokertest"
-	"kbroker/internal/cluster/etcdtest"
 	"kbroker/internal/group"
 	"kbroker/internal/testkit"
 )
@@ -22,14 +19,7 @@ import (
 // coordinator, and kadm's WriteTxnMarkers, look the leader up again and
 // retry. The leader itself takes the marker.
 func TestWriteTxnMarkersForAnOffsetsPartitionLedElsewhereIsNotLeaderOrFollower(t *testing.T) {
-	etcd := etcdtest.Start(t)
-	var brokers []*broker.Broker
-	for id := 1; id <= 2; id++ {
-		props := txnProps(t.TempDir())
-		props["node.id"], props["metadata.etcd.endpoints"] = strconv.Itoa(id), etcd.Endpoint()
-		props["metadata.etcd.session.timeout.ms"], props["metadata.etcd.request.timeout.ms"] = "2000", "1000"
-		brokers = append(brokers, brokertest.StartWith(t, props))
-	}
+	brokers := twoTxnBrokers(t, nil)
 	rc0 := testkit.Dial(t, brokers[0].Addr())
 	wantCode(t, "FindCoordinator of a group", retrying(t, func() int16 {
 		req := kmsg.NewPtrFindCoordinatorRequest()

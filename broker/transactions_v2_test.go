@@ -238,14 +238,7 @@ func TestFranzGoTransactionsV2(t *testing.T) {
 // holds the remote partition, its commit marker reaches it, and
 // read_committed reads the record.
 func TestTransactionsV2ProduceToAnotherBroker(t *testing.T) {
-	etcd := etcdtest.Start(t)
-	var brokers []*broker.Broker
-	for id := 1; id <= 2; id++ {
-		props := txnProps(t.TempDir())
-		props["node.id"], props["metadata.etcd.endpoints"] = strconv.Itoa(id), etcd.Endpoint()
-		props["metadata.etcd.session.timeout.ms"], props["metadata.etcd.request.timeout.ms"] = "2000", "1000"
-		brokers = append(brokers, brokertest.StartWith(t, props))
-	}
+	brokers := twoTxnBrokers(t, nil)
 	adm := kadm.NewClient(testkit.Client(t, brokers[0].Addr()))
 	testkit.CreateTopic(t, adm, "remote", 4, nil)
 	const id = "tv2-remote"
@@ -310,4 +303,22 @@ func coordinatorAndOtherLeader(t *testing.T, adm *kadm.Client, brokers []*broker
 		t.Fatalf("every partition of %s is led by the coordinator, broker %d: %+v", topic, coordinator, md.Topics[topic].Partitions)
 	}
 	return coord, other, partition
+}
+
+// twoTxnBrokers starts brokers 1 and 2 for transactions (txnProps) on a
+// fresh etcd, with a 2 s session, and the extra properties.
+func twoTxnBrokers(t *testing.T, extra map[string]string) []*broker.Broker {
+	t.Helper()
+	etcd := etcdtest.Start(t)
+	var brokers []*broker.Broker
+	for id := 1; id <= 2; id++ {
+		props := txnProps(t.TempDir())
+		props["node.id"], props["metadata.etcd.endpoints"] = strconv.Itoa(id), etcd.Endpoint()
+		props["metadata.etcd.session.timeout.ms"], props["metadata.etcd.request.timeout.ms"] = "2000", "1000"
+		for k, v := range extra {
+			props[k] = v
+		}
+		brokers = append(brokers, brokertest.StartWith(t, props))
+	}
+	return brokers
 }

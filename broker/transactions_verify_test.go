@@ -9,9 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"kbroker/broker"
-	"kbroker/broker/brokertest"
-	"kbroker/internal/cluster/etcdtest"
 	"kbroker/internal/testkit"
 )
 
@@ -23,17 +20,9 @@ import (
 // COORDINATOR_NOT_AVAILABLE or NETWORK_EXCEPTION, which older producers do
 // not retry on a Produce. Nothing is appended.
 func TestProduceAnswersAnUnreachableCoordinatorNotEnoughReplicas(t *testing.T) {
-	etcd := etcdtest.Start(t)
-	var brokers []*broker.Broker
-	for id := 1; id <= 2; id++ {
-		props := txnProps(t.TempDir())
-		props["node.id"], props["metadata.etcd.endpoints"] = strconv.Itoa(id), etcd.Endpoint()
-		props["metadata.etcd.session.timeout.ms"], props["metadata.etcd.request.timeout.ms"] = "2000", "1000"
-		// The coordinator's partitions stay on its broker: once it stops,
-		// no broker coordinates the transaction.
-		props["transaction.state.log.replication.factor"], props["transaction.state.log.min.isr"] = "1", "1"
-		brokers = append(brokers, brokertest.StartWith(t, props))
-	}
+	// The coordinator's partitions stay on its broker: once it stops,
+	// no broker coordinates the transaction.
+	brokers := twoTxnBrokers(t, map[string]string{"transaction.state.log.replication.factor": "1", "transaction.state.log.min.isr": "1"})
 	adm := kadm.NewClient(testkit.Client(t, brokers[0].Addr()))
 	testkit.CreateTopic(t, adm, "unverified", 4, nil)
 	const id = "coordinator-gone"

@@ -82,7 +82,7 @@ func (f *FetchRead) Follower(pt *Partition, from ReplicaState, leaderEpoch int32
 		f.keys = append(f.keys, pt.Key)
 	}
 	limit := min(partitionMax, f.maxBytes-f.total)
-	withhold, throttled := pt.leaderWithholds(from.ID, time.Now())
+	withhold, throttled := pt.leaderWithholds(from.ID)
 	fetched, err := pt.followerFetch(from, leaderEpoch, offset, logStart, max(limit, 0), f.total == 0, f.FromFiles, withhold)
 	f.total += int32(fetched.Len())
 	if throttled {

@@ -92,12 +92,12 @@ func (p *Partitions) applyThrottles(ch dynconfig.Change) {
 // the follower is out of the ISR, and the leader's quota is exceeded
 // (Kafka's ReplicaManager.shouldLeaderThrottle). throttled says whether
 // its bytes count toward the quota.
-func (pt *Partition) leaderWithholds(replicaID int32, now time.Time) (withhold, throttled bool) {
+func (pt *Partition) leaderWithholds(replicaID int32) (withhold, throttled bool) {
 	q := pt.throttle
 	if q == nil || !q.Throttled(pt.Topic, pt.Key.Partition) {
 		return false, false
 	}
-	return !containsID(pt.ISR, replicaID) && q.Withhold(now), true
+	return !containsID(pt.ISR, replicaID) && q.Withhold(time.Now()), true
 }
 
 // CountReplicationBytesOut counts n record bytes sent to a follower, of
