@@ -135,3 +135,43 @@ func TestVerificationErrorsAreRewrittenAsKafkas(t *testing.T) {
 		}
 	}
 }
+
+// A failed verification reaches a TxnOffsetCommit as Kafka's group
+// coordinator answers it, not as a Produce: NETWORK_EXCEPTION as
+// COORDINATOR_LOAD_IN_PROGRESS, storage and timeout errors as the
+// coordinator errors, TRANSACTION_ABORTABLE as INVALID_TXN_STATE before
+// v5, and CONCURRENT_TRANSACTIONS (which every client retries on a
+// TxnOffsetCommit) as it is, never NOT_ENOUGH_REPLICAS.
+func TestTxnOffsetCommitVerificationErrorsAreMappedAsKafkas(t *testing.T) {
+	for _, c := range []struct {
+		err     error
+		version int16
+		want    *kerr.Error
+	}{
+		{fmt.Errorf("%w: asking broker 2: dial refused", kerr.NetworkException), 5, kerr.CoordinatorLoadInProgress},
+		{kerr.NetworkException, 3, kerr.CoordinatorLoadInProgress},
+		{kerr.NotEnoughReplicas, 5, kerr.CoordinatorNotAvailable},
+		{kerr.RequestTimedOut, 4, kerr.CoordinatorNotAvailable},
+		{context.DeadlineExceeded, 5, kerr.CoordinatorNotAvailable},
+		{kerr.UnknownTopicOrPartition, 5, kerr.CoordinatorNotAvailable},
+		{kerr.NotLeaderForPartition, 5, kerr.NotCoordinator},
+		{kerr.KafkaStorageError, 5, kerr.NotCoordinator},
+		{kerr.MessageTooLarge, 5, kerr.UnknownServerError},
+		{kerr.CoordinatorNotAvailable, 5, kerr.CoordinatorNotAvailable},
+		{kerr.NotCoordinator, 4, kerr.NotCoordinator},
+		{kerr.CoordinatorLoadInProgress, 5, kerr.CoordinatorLoadInProgress},
+		{kerr.ConcurrentTransactions, 5, kerr.ConcurrentTransactions},
+		{kerr.ConcurrentTransactions, 2, kerr.ConcurrentTransactions},
+		{kerr.TransactionAbortable, 4, kerr.InvalidTxnState},
+		{kerr.TransactionAbortable, 5, kerr.TransactionAbortable},
+		{kerr.InvalidTxnState, 5, kerr.InvalidTxnState},
+		{kerr.InvalidProducerEpoch, 5, kerr.InvalidProducerEpoch},
+	} {
+		if got := txnOffsetVerificationCode(c.err, c.version); got != c.want.Code {
+			t.Errorf("%v on TxnOffsetCommit v%d: %v, want %v", c.err, c.version, kerr.ErrorForCode(got), c.want)
+		}
+	}
+	if got := txnOffsetVerificationCode(nil, 5); got != 0 {
+		t.Errorf("a verified partition: %d, want 0", got)
+	}
+}

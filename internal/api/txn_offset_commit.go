@@ -90,12 +90,37 @@ func (s *Server) verifyTxnOffsets(ctx context.Context, snap *meta.Snapshot, req 
 	if errs := s.VerifyTxnPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, []txn.TopicPartition{partition}, add); len(errs) > 0 {
 		err = errs[0]
 	}
+	return txnOffsetVerificationCode(err, req.Version)
+}
+
+// txnOffsetVerificationCode is the code a TxnOffsetCommit gets for a
+// failed verification, as Kafka's group coordinator answers it (the
+// verification error passes through CoordinatorOperationExceptionHelper,
+// unlike Produce's, which ReplicaManager rewrites to NOT_ENOUGH_REPLICAS):
+// TRANSACTION_ABORTABLE reaches v4 and older as INVALID_TXN_STATE, which
+// they know (AddPartitionsToTxnManager); NETWORK_EXCEPTION, which older
+// clients may not retry, becomes COORDINATOR_LOAD_IN_PROGRESS, which all
+// retry without looking the coordinator up again; the storage and
+// timeout errors become the coordinator errors Kafka maps them to. The
+// rest (CONCURRENT_TRANSACTIONS, INVALID_PRODUCER_EPOCH, ...) pass as
+// they are.
+func txnOffsetVerificationCode(err error, version int16) int16 {
 	if err == nil {
 		return 0
 	}
-	if req.Version < 5 && errors.Is(err, kerr.TransactionAbortable) {
+	if version < 5 && errors.Is(err, kerr.TransactionAbortable) {
 		return kerr.InvalidTxnState.Code
 	}
 	code, _ := errorCode(err)
+	switch code {
+	case kerr.NetworkException.Code:
+		return kerr.CoordinatorLoadInProgress.Code
+	case kerr.UnknownTopicOrPartition.Code, kerr.NotEnoughReplicas.Code, kerr.RequestTimedOut.Code:
+		return kerr.CoordinatorNotAvailable.Code
+	case kerr.NotLeaderForPartition.Code, kerr.KafkaStorageError.Code:
+		return kerr.NotCoordinator.Code
+	case kerr.MessageTooLarge.Code, kerr.RecordListTooLarge.Code, kerr.InvalidFetchSize.Code:
+		return kerr.UnknownServerError.Code
+	}
 	return code
 }
